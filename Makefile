@@ -1,0 +1,206 @@
+# uiwarp - a software iWARP stack.  `make help` lists the targets.
+#
+# The public targets first make sure the Debian packages are installed
+# (`make deps`), then re-enter make so that what was just installed (ISA-L)
+# is seen by the build.
+
+VERSION    := 0.1.0
+SOVERSION  := 0
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+CC         ?= cc
+FUZZ_CC    ?= clang
+SAN        ?=
+WERROR     ?= 1
+FUZZ_TIME  ?= 20
+FUZZ_LONG_TIME ?= 3600
+V          ?= 0
+
+# Build directory: one per sanitizer set, so builds never mix.
+ifeq ($(SAN),)
+O ?= build
+else
+O ?= build-san-$(subst $(comma),-,$(SAN))
+endif
+comma := ,
+
+DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
+                clang libclang-rt-14-dev clang-format
+
+HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+        -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iverbs-shim
+CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
+LDFLAGS_ALL  := $(LDFLAGS)
+LIBS_PRIVATE := -lpthread
+ifneq ($(SAN),)
+CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_ALL += -fsanitize=$(SAN)
+endif
+
+LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
+            verbs-shim/uiw_version.c
+TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
+             tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c
+BENCH_NAMES := crc32c mpa_frame
+FUZZ_NAMES  := mpa_rr mpa_deframer
+
+LIB_OBJS   = $(LIB_SRCS:%.c=$(O)/obj/%.o)
+TEST_OBJS  = $(TEST_SRCS:%.c=$(O)/obj/%.o)
+LIB_A      = $(O)/libuiw.a
+LIB_SO     = $(O)/libuiw.so.$(VERSION)
+LIB_PC     = $(O)/uiw.pc
+CHECK_BIN  = $(O)/tests/check_uiw
+BENCH_BINS = $(BENCH_NAMES:%=$(O)/bench/uiw-bench-%)
+FUZZ_BINS  = $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+
+ifeq ($(HAVE_ISAL),1)
+CPPFLAGS_ALL += -DUIW_HAVE_ISAL
+LIBS_PRIVATE += -lisal
+endif
+
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+.PHONY: all check demo bench fuzz fuzz-long deps format install clean help \
+        _build _check _demo _bench _fuzz _fuzz-long
+
+all: deps
+	@$(MAKE) --no-print-directory _build
+
+check: deps
+	@$(MAKE) --no-print-directory _check
+
+demo: deps
+	@$(MAKE) --no-print-directory _demo
+
+bench: deps
+	@$(MAKE) --no-print-directory _bench
+
+fuzz: deps
+	@$(MAKE) --no-print-directory _fuzz
+
+fuzz-long: deps
+	@$(MAKE) --no-print-directory _fuzz FUZZ_TIME=$(FUZZ_LONG_TIME)
+
+help:
+	@echo "uiwarp $(VERSION) make targets:"
+	@echo "  make demo        install what is missing, build, run the demo (MPA framing benchmark)"
+	@echo "  make check       install, build, run the unit tests (Check framework)"
+	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
+	@echo "  make bench       CRC32C and MPA framing benchmarks (GB/s beside memcpy)"
+	@echo "  make fuzz        build the libFuzzer targets with clang and run each FUZZ_TIME s (default 20)"
+	@echo "  make fuzz-long   the same for FUZZ_LONG_TIME s each (default 3600)"
+	@echo "  make deps        install the Debian packages the build needs (root)"
+	@echo "  make format      clang-format the sources"
+	@echo "  make install     install libuiw, uiw_verbs.h and uiw.pc under PREFIX ($(PREFIX))"
+	@echo "  Variables: SAN=..., WERROR=0, V=1, O=builddir"
+
+# Installs only what is missing; never touches the network otherwise.
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "uiwarp: missing Debian packages:$$missing" >&2; \
+			echo "uiwarp: run as root, or: sudo apt-get install -y$$missing" >&2; \
+			exit 1; \
+		fi; \
+		echo "uiwarp: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq >/dev/null && apt-get install -y -qq $$missing >/dev/null || \
+			{ echo "uiwarp: apt-get install$$missing failed" >&2; exit 1; }; \
+	fi
+
+_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) verbs-shim/libuiw.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libuiw.so.$(SOVERSION) \
+		-Wl,--version-script=verbs-shim/libuiw.map -Wl,--no-undefined \
+		$(LDFLAGS_ALL) -o $@ $(LIB_OBJS) $(LIBS_PRIVATE)
+	$(Q)ln -sf libuiw.so.$(VERSION) $(O)/libuiw.so.$(SOVERSION)
+	$(Q)ln -sf libuiw.so.$(SOVERSION) $(O)/libuiw.so
+
+$(LIB_PC): verbs-shim/uiw.pc.in Makefile
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' $< > $@
+
+$(CHECK_BIN): $(TEST_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(LIB_A) $$(pkg-config --libs check) $(LIBS_PRIVATE)
+
+$(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(O)/obj/bench/bench_util.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/bench/bench_util.o $(LIB_A) $(LIBS_PRIVATE)
+
+_check: _build
+	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"
+	$(Q)UIW_TEST_DATA=tests/data $(CHECK_BIN)
+
+_demo: _build
+	@echo "uiwarp demo: the verbs engine is not built yet (issue 4); running the MPA framing benchmark."
+	$(Q)$(O)/bench/uiw-bench-mpa_frame --quick
+
+_bench: _build
+	$(Q)$(O)/bench/uiw-bench-crc32c
+	$(Q)$(O)/bench/uiw-bench-mpa_frame
+
+# libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               -D_GNU_SOURCE -Impa -Iverbs-shim $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(wildcard mpa/*.h)
+	@mkdir -p build-fuzz
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(if $(HAVE_ISAL),-lisal) -lpthread
+
+_fuzz: $(FUZZ_BINS)
+	@for t in $(FUZZ_NAMES); do \
+		echo "uiwarp: fuzzing $$t for $(FUZZ_TIME) s (seed corpus tests/fuzz/corpus/$$t)"; \
+		mkdir -p build-fuzz/corpus/$$t; \
+		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crash-$$t- \
+			build-fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>build-fuzz/$$t.log || \
+			{ tail -n 40 build-fuzz/$$t.log; echo "uiwarp: fuzz target $$t FAILED" >&2; exit 1; }; \
+		grep -E "stat::number_of_executed_units|Done" build-fuzz/$$t.log | tail -n 2; \
+	done
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libuiw.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION)
+	ln -sf libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so
+	install -m 644 verbs-shim/uiw_verbs.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+clean:
+	rm -rf build build-san-* build-fuzz
+
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d)

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MPA transmit: FPDUs built as iovecs over the caller's memory (RFC 5044
+ * §4.1), markers every 512 octets of the stream counted from the first FPDU
+ * (§4.3), CRC32C over the whole FPDU, markers included (§4.4).  Payload is
+ * read once, by the CRC, and copied once, by the kernel.
+ */
+#include "mpa_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "byteorder.h"
+#include "crc32c.h"
+
+int mpa_enter_full(struct mpa_conn *c)
+{
+	unsigned depth = c->cfg.tx_depth;
+	uint32_t mulpdu, fpdu_max;
+	unsigned mk = 0, iov_per;
+
+	if (c->cfg.tx_ulpdu_max)
+		mulpdu = c->cfg.tx_ulpdu_max > MPA_ULPDU_MAX ? MPA_ULPDU_MAX : c->cfg.tx_ulpdu_max;
+	else
+		mulpdu = mpa_mulpdu(c->cfg.emss, c->tx_markers);
+	fpdu_max = MPA_HDR_LEN + mulpdu + 3 + MPA_CRC_LEN;
+	if (c->tx_markers)
+		mk = fpdu_max / (MPA_MARKER_PERIOD - MPA_MARKER_LEN) + 3;
+	/* head, tail, payload; each marker adds itself and splits one run */
+	iov_per = 2 + c->cfg.tx_max_sge + 2 * mk;
+
+	c->tx_slots = calloc(depth, sizeof(*c->tx_slots));
+	c->tx_iov_pool = calloc((size_t)depth * iov_per, sizeof(struct iovec));
+	c->tx_mk_pool = mk ? calloc((size_t)depth * mk, MPA_MARKER_LEN) : NULL;
+	if (!c->tx_slots || !c->tx_iov_pool || (mk && !c->tx_mk_pool)) {
+		mpa_tx_teardown(c);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < depth; i++) {
+		c->tx_slots[i].iov = c->tx_iov_pool + (size_t)i * iov_per;
+		c->tx_slots[i].mk = mk ? c->tx_mk_pool + (size_t)i * mk * MPA_MARKER_LEN : NULL;
+	}
+	c->tx_iov_per_slot = iov_per;
+	c->tx_mk_per_slot = mk;
+	c->tx_mulpdu = mulpdu;
+	c->tx_head = c->tx_count = 0;
+	c->tx_off = 0;
+	c->tx_pos = 0;
+	c->tx_next_marker = 0;
+	c->tx_queued_bytes = 0;
+	mpa_rx_full_init(c);
+	c->state = MPA_S_FULL;
+	return 0;
+}
+
+void mpa_tx_teardown(struct mpa_conn *c)
+{
+	free(c->tx_slots);
+	free(c->tx_iov_pool);
+	free(c->tx_mk_pool);
+	c->tx_slots = NULL;
+	c->tx_iov_pool = NULL;
+	c->tx_mk_pool = NULL;
+	c->tx_count = 0;
+}
+
+unsigned mpa_tx_space(const struct mpa_conn *c)
+{
+	return c->tx_slots ? c->cfg.tx_depth - c->tx_count : 0;
+}
+
+/* Builder state for one FPDU's iovecs. */
+struct fpdu_build {
+	struct mpa_conn *c;
+	struct mpa_tx_slot *s;
+	uint64_t pos;
+	uint64_t len_pos;
+	unsigned nmk;
+	int started;
+};
+
+static void emit(struct fpdu_build *b, const uint8_t *p, size_t len)
+{
+	struct mpa_conn *c = b->c;
+
+	while (len) {
+		size_t run = len;
+
+		if (c->tx_markers) {
+			if (b->pos == c->tx_next_marker) {
+				/* RFC 5044 §4.3: FPDUPTR is 0 for a marker right
+				 * before ULPDU_Length, else "the number of octets in
+				 * the TCP stream from the beginning of the ULPDU
+				 * Length field to the first octet of the Marker". */
+				uint8_t *m = b->s->mk + (size_t)b->nmk++ * MPA_MARKER_LEN;
+				uint16_t ptr = b->started ? (uint16_t)(b->pos - b->len_pos) : 0;
+
+				put_be16(m, 0);
+				put_be16(m + 2, ptr);
+				b->s->iov[b->s->niov].iov_base = m;
+				b->s->iov[b->s->niov++].iov_len = MPA_MARKER_LEN;
+				b->pos += MPA_MARKER_LEN;
+				c->tx_next_marker += MPA_MARKER_PERIOD;
+				continue;
+			}
+			if (run > c->tx_next_marker - b->pos)
+				run = (size_t)(c->tx_next_marker - b->pos);
+		}
+		if (!b->started) {
+			b->started = 1;
+			b->len_pos = b->pos;
+		}
+		b->s->iov[b->s->niov].iov_base = (void *)(uintptr_t)p;
+		b->s->iov[b->s->niov++].iov_len = run;
+		b->pos += run;
+		p += run;
+		len -= run;
+	}
+}
+
+int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struct iovec *payload,
+		int iovcnt, void *cookie)
+{
+	struct fpdu_build b;
+	struct mpa_tx_slot *s;
+	size_t ulpdu = hdr_len;
+	unsigned pad;
+
+	if (!c->tx_slots || c->state == MPA_S_REJECTED)
+		return -ENOTCONN;
+	if (hdr_len > MPA_TX_HDR_MAX || iovcnt < 0)
+		return -EINVAL;
+	if ((unsigned)iovcnt > c->cfg.tx_max_sge)
+		return -E2BIG;
+	for (int i = 0; i < iovcnt; i++)
+		ulpdu += payload[i].iov_len;
+	if (ulpdu > c->tx_mulpdu)
+		return -EMSGSIZE;
+	if (c->tx_count == c->cfg.tx_depth)
+		return -EAGAIN;
+
+	s = &c->tx_slots[(c->tx_head + c->tx_count) % c->cfg.tx_depth];
+	s->niov = 0;
+	s->cookie = cookie;
+	put_be16(s->head, (uint16_t)ulpdu);
+	if (hdr_len)
+		memcpy(s->head + MPA_HDR_LEN, hdr, hdr_len);
+	/* RFC 5044 §4.1: "The pad data MUST be set to zero by the sender" */
+	pad = (4 - ((MPA_HDR_LEN + ulpdu) & 3)) & 3;
+	memset(s->tail, 0, sizeof(s->tail));
+
+	b.c = c;
+	b.s = s;
+	b.pos = c->tx_pos;
+	b.len_pos = c->tx_pos;
+	b.nmk = 0;
+	b.started = 0;
+	emit(&b, s->head, MPA_HDR_LEN + hdr_len);
+	for (int i = 0; i < iovcnt; i++)
+		emit(&b, payload[i].iov_base, payload[i].iov_len);
+	emit(&b, s->tail, pad + MPA_CRC_LEN);
+	s->len = (size_t)(b.pos - c->tx_pos);
+
+	/* "When sending an FPDU, the sender MUST include a CRC field"; when
+	 * CRCs are off it "may contain any value": we send zero, as siw does. */
+	if (c->crc_on) {
+		uint32_t crc = mpa_crc32c_update_iov(mpa_crc32c_init(), s->iov, (int)s->niov,
+						     s->len - MPA_CRC_LEN);
+
+		put_le32(s->tail + pad, mpa_crc32c_final(crc));
+	}
+	c->tx_pos = b.pos;
+	c->tx_count++;
+	c->tx_fpdus_queued++;
+	c->tx_queued_bytes += s->len;
+	return 0;
+}
+
+/* RFC 5044 §7.1.2 rule 4: a responder sends no FPDU before it received and
+ * validated one; after an error only the TERMINATE needs to leave. */
+static int tx_gate_open(const struct mpa_conn *c)
+{
+	if (!c->tx_slots || c->state == MPA_S_REJECTED)
+		return 0;
+	return c->cfg.role == MPA_ROLE_INITIATOR || c->rx_fpdus > 0 || c->state == MPA_S_ERROR;
+}
+
+size_t mpa_tx_pending_bytes(const struct mpa_conn *c)
+{
+	return (c->hs_tx_len - c->hs_tx_off) + (tx_gate_open(c) ? c->tx_queued_bytes : 0);
+}
+
+int mpa_tx_pending(struct mpa_conn *c, struct iovec *iov, int max)
+{
+	int cnt = 0;
+	size_t skip = c->tx_off;
+
+	if (max <= 0)
+		return 0;
+	if (c->hs_tx_off < c->hs_tx_len) {
+		iov[cnt].iov_base = c->hs_tx + c->hs_tx_off;
+		iov[cnt++].iov_len = c->hs_tx_len - c->hs_tx_off;
+	}
+	if (!tx_gate_open(c))
+		return cnt;
+	for (unsigned i = 0; i < c->tx_count && cnt < max; i++) {
+		struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
+
+		for (unsigned j = 0; j < s->niov && cnt < max; j++) {
+			if (skip >= s->iov[j].iov_len) {
+				skip -= s->iov[j].iov_len;
+				continue;
+			}
+			iov[cnt].iov_base = (uint8_t *)s->iov[j].iov_base + skip;
+			iov[cnt++].iov_len = s->iov[j].iov_len - skip;
+			skip = 0;
+		}
+	}
+	return cnt;
+}
+
+int mpa_tx_advance(struct mpa_conn *c, size_t n)
+{
+	size_t k;
+
+	if (n > mpa_tx_pending_bytes(c))
+		return -EINVAL;
+	k = c->hs_tx_len - c->hs_tx_off;
+	if (k > n)
+		k = n;
+	c->hs_tx_off += k;
+	n -= k;
+	while (n) {
+		struct mpa_tx_slot *s = &c->tx_slots[c->tx_head];
+		size_t rem = s->len - c->tx_off;
+
+		if (n < rem) {
+			c->tx_off += n;
+			c->tx_queued_bytes -= n;
+			break;
+		}
+		n -= rem;
+		c->tx_queued_bytes -= rem;
+		c->tx_off = 0;
+		c->tx_head = (c->tx_head + 1) % c->cfg.tx_depth;
+		c->tx_count--;
+		if (s->cookie && c->ops && c->ops->tx_done)
+			c->ops->tx_done(c->arg, s->cookie);
+	}
+	return 0;
+}

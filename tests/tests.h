@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared declarations of the Check test suites (one binary, all suites). */
+#ifndef UIW_TESTS_H
+#define UIW_TESTS_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+Suite *crc32c_suite(void);
+Suite *mpa_rr_suite(void);
+Suite *mpa_fpdu_suite(void);
+Suite *mpa_loop_suite(void);
+
+/*
+ * Deterministic randomness: every test seeds its own generator from
+ * tu_seed() (UIW_TEST_SEED in the environment, else a fixed value), so a
+ * failure is reproduced by re-running with the seed printed at start-up.
+ */
+uint64_t tu_seed(void);
+uint64_t tu_rand(uint64_t *state);
+void tu_rand_fill(uint64_t *state, void *buf, size_t len);
+
+/* Parse a hex string ("00 2a 41 43 ...", spaces ignored) into @out; returns length. */
+size_t tu_hex(const char *hex, uint8_t *out, size_t cap);
+
+#endif /* UIW_TESTS_H */
