@@ -35,7 +35,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iverbs-shim
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iverbs-shim -Itests
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 LIBS_PRIVATE := -lpthread
@@ -47,7 +47,8 @@ endif
 LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             verbs-shim/uiw_version.c
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
-             tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c
+             tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
+             tests/mpa_pair.c
 BENCH_NAMES := crc32c mpa_frame
 FUZZ_NAMES  := mpa_rr mpa_deframer
 

@@ -138,6 +138,8 @@ uint32_t mpa_mulpdu(uint32_t emss, int markers);
 #define MPA_RX_HDR_MAX 32
 /* Largest header (beyond ULPDU_Length) a queued FPDU may carry. */
 #define MPA_TX_HDR_MAX 96
+/* Markers one mpa_rx_lend() may cover. */
+#define MPA_RX_MK_SLOTS 16
 /* Most payload destination iovecs the layer above may lend per FPDU. */
 #define MPA_RX_DST_MAX 8
 
@@ -244,6 +246,7 @@ struct mpa_rx_state {
 	uint8_t fpdu_started; /* an octet of the current FPDU proper was received */
 	uint8_t marker_bad;
 	uint8_t flags;        /* MPA_RX_F_* of the current FPDU */
+	uint8_t hdr_idx;      /* which rx_hdr buffer the current FPDU uses */
 	uint8_t ndst;
 	uint8_t dst_idx;
 	size_t dst_off;
@@ -292,9 +295,12 @@ struct mpa_conn {
 	/* full-operation receive */
 	struct mpa_rx_state rx;
 	uint32_t rx_crc;
-	uint8_t rx_hdr[MPA_HDR_LEN + MPA_RX_HDR_MAX];
+	/* A lend may reach into the next FPDU's header while the current one
+	 * is still needed, and over several markers: hence two header buffers
+	 * and a ring of marker buffers. */
+	uint8_t rx_hdr[2][MPA_HDR_LEN + MPA_RX_HDR_MAX];
 	uint8_t rx_tail[8];
-	uint8_t rx_mk[MPA_MARKER_LEN];
+	uint8_t rx_mk[MPA_RX_MK_SLOTS][MPA_MARKER_LEN];
 	uint64_t rx_fpdus;
 
 	/* full-operation transmit */

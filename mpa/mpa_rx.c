@@ -23,9 +23,20 @@ static inline int in_marker(const struct mpa_conn *c, const struct mpa_rx_state 
 	return c->rx_markers && st->pos >= st->next_marker;
 }
 
+static inline uint8_t *mk_buf(struct mpa_conn *c, const struct mpa_rx_state *st)
+{
+	return c->rx_mk[(st->next_marker / MPA_MARKER_PERIOD) % MPA_RX_MK_SLOTS];
+}
+
+static inline uint8_t *hdr_buf(struct mpa_conn *c, const struct mpa_rx_state *st)
+{
+	return c->rx_hdr[st->hdr_idx];
+}
+
 static void rx_fpdu_reset(struct mpa_conn *c, struct mpa_rx_state *st)
 {
 	st->part = MPA_RXP_HEAD;
+	st->hdr_idx ^= 1;
 	st->off = 0;
 	st->need = MPA_HDR_LEN + c->cfg.rx_hdr_min;
 	st->fpdu_started = 0;
@@ -65,7 +76,7 @@ static int rx_cur(struct mpa_conn *c, const struct mpa_rx_state *st, uint8_t **p
 		return 0;
 	}
 	if (in_marker(c, st)) {
-		*ptr = c->rx_mk + st->mk_have;
+		*ptr = mk_buf(c, st) + st->mk_have;
 		*max = MPA_MARKER_LEN - st->mk_have;
 		return 1;
 	}
@@ -74,7 +85,7 @@ static int rx_cur(struct mpa_conn *c, const struct mpa_rx_state *st, uint8_t **p
 	switch (st->part) {
 	case MPA_RXP_HEAD:
 	case MPA_RXP_HREST:
-		*ptr = c->rx_hdr + st->off;
+		*ptr = c->rx_hdr[st->hdr_idx] + st->off;
 		*max = st->need - st->off;
 		break;
 	case MPA_RXP_PAYLOAD:
@@ -114,7 +125,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	size_t sum = 0;
 
 	if (st->part == MPA_RXP_HEAD) {
-		st->ulpdu_len = get_be16(c->rx_hdr);
+		st->ulpdu_len = get_be16(hdr_buf(c, st));
 		/* ULPDU_Length must fit our receive limit and hold the header the
 		 * layer above needs; otherwise it cannot delimit a valid FPDU (the
 		 * RFC has no closer code than "FPDU start error"). */
@@ -122,7 +133,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 			return mpa_fail(c, MPA_ECODE_MARKER, -EPROTO);
 		st->hdr_len = c->cfg.rx_hdr_min;
 		if (c->ops && c->ops->rx_hdr_len) {
-			ret = c->ops->rx_hdr_len(c->arg, c->rx_hdr + MPA_HDR_LEN, st->hdr_len,
+			ret = c->ops->rx_hdr_len(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len,
 						 st->ulpdu_len);
 			if (ret < 0)
 				return mpa_fail(c, 0, ret);
@@ -153,7 +164,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 		unsigned k;
 
 		for (k = MPA_RTR_SEND; k <= MPA_RTR_READ; k <<= 1)
-			if ((c->rtr & k) && mpa_rtr_match(k, c->rx_hdr + MPA_HDR_LEN, st->hdr_len,
+			if ((c->rtr & k) && mpa_rtr_match(k, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len,
 							  st->ulpdu_len))
 				break;
 		if (k > MPA_RTR_READ)
@@ -162,7 +173,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	}
 	payload = (size_t)st->ulpdu_len - st->hdr_len;
 	if (c->ops && c->ops->rx_begin) {
-		ret = c->ops->rx_begin(c->arg, c->rx_hdr + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
+		ret = c->ops->rx_begin(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
 				       flags, st->dst, &ndst);
 		if (ret < 0)
 			return mpa_fail(c, 0, ret);
@@ -209,7 +220,7 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	if (st->marker_bad)
 		return mpa_fail(c, MPA_ECODE_MARKER, -EPROTO);
 	if (c->ops && c->ops->rx_end) {
-		ret = c->ops->rx_end(c->arg, c->rx_hdr + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
+		ret = c->ops->rx_end(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
 				     st->flags);
 		if (ret < 0)
 			return mpa_fail(c, 0, ret);
@@ -229,7 +240,7 @@ static void rx_marker_done(struct mpa_conn *c, struct mpa_rx_state *st, int dry)
 		/* RFC 5044 §4.2: "the receivers MUST always treat these [two low
 		 * bits] as zero"; RESERVED is ignored.  A marker before the
 		 * ULPDU_Length field is 0; any other points back to it. */
-		uint16_t ptr = get_be16(c->rx_mk + 2) & 0xFFFC;
+		uint16_t ptr = get_be16(mk_buf(c, st) + 2) & 0xFFFC;
 		uint64_t want = st->fpdu_started ? st->next_marker - st->len_pos : 0;
 
 		if (ptr != want)
@@ -367,6 +378,10 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 		uint8_t *ptr;
 		size_t n;
 
+		/* each marker of the walk needs its own scratch slot */
+		if (in_marker(c, &st) &&
+		    st.next_marker - c->rx.next_marker >= (uint64_t)MPA_RX_MK_SLOTS * MPA_MARKER_PERIOD)
+			break;
 		if (!rx_cur(c, &st, &ptr, &n))
 			break;
 		iov[cnt].iov_base = ptr;

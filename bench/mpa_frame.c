@@ -1,0 +1,6 @@
+/* PLACEHOLDER */
+#include "bench_util.h"
+int main(void)
+{
+	return 0;
+}
