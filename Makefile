@@ -35,20 +35,22 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iverbs-shim -Itests
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Itests
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
-LIBS_PRIVATE := -lpthread
+LIBS_PRIVATE := -lcrypto -lpthread
 ifneq ($(SAN),)
 CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL += -fsanitize=$(SAN)
 endif
 
 LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
+            ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
+            rdmap/rdmap_term.c \
             verbs-shim/uiw_version.c
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
-             tests/mpa_pair.c
+             tests/mpa_pair.c tests/rdmap_pair.c tests/test_rdmap_loop.c tests/test_rdmap_err.c
 BENCH_NAMES := crc32c mpa_frame
 FUZZ_NAMES  := mpa_rr mpa_deframer
 
@@ -171,12 +173,12 @@ _bench: _build
 
 # libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -Impa -Iverbs-shim $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+               -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(wildcard mpa/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(if $(HAVE_ISAL),-lisal) -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(if $(HAVE_ISAL),-lisal) -lcrypto -lpthread
 
 _fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_NAMES); do \

@@ -135,7 +135,7 @@ int mpa_rtr_match(unsigned rtr, const uint8_t *hdr, size_t hdr_len, size_t ulpdu
 uint32_t mpa_mulpdu(uint32_t emss, int markers);
 
 /* Largest ULPDU header the layer above may ask MPA to collect. */
-#define MPA_RX_HDR_MAX 32
+#define MPA_RX_HDR_MAX 64
 /* Largest header (beyond ULPDU_Length) a queued FPDU may carry. */
 #define MPA_TX_HDR_MAX 96
 /* Markers one mpa_rx_lend() may cover. */
@@ -328,6 +328,12 @@ void mpa_cfg_init(struct mpa_cfg *cfg, enum mpa_role role);
  */
 int mpa_conn_init(struct mpa_conn *c, const struct mpa_cfg *cfg, const struct mpa_ops *ops,
 		  void *arg);
+
+/**
+ * mpa_conn_set_ops() - rebind the upcalls, e.g. when the consumer "binds DDP
+ * to MPA" (RFC 5044 §7.1) on entering full operation.
+ */
+void mpa_conn_set_ops(struct mpa_conn *c, const struct mpa_ops *ops, void *arg);
 
 /** mpa_conn_destroy() - free what the connection allocated. */
 void mpa_conn_destroy(struct mpa_conn *c);

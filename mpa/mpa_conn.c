@@ -58,6 +58,12 @@ int mpa_conn_init(struct mpa_conn *c, const struct mpa_cfg *cfg, const struct mp
 	return 0;
 }
 
+void mpa_conn_set_ops(struct mpa_conn *c, const struct mpa_ops *ops, void *arg)
+{
+	c->ops = ops;
+	c->arg = arg;
+}
+
 void mpa_conn_destroy(struct mpa_conn *c)
 {
 	mpa_tx_teardown(c);

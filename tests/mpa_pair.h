@@ -22,7 +22,7 @@ struct tp_side {
 	struct mpa_rr rr;       /* last Request/Reply (ulp_pd copied below) */
 	uint8_t pd[MPA_PD_MAX];
 	unsigned flags;         /* flags of the last FPDU */
-	uint8_t cur_hdr[32];    /* header seen by rx_begin, checked in rx_end */
+	uint8_t cur_hdr[64];    /* header seen by rx_begin, checked in rx_end */
 	size_t cur_hdr_len;
 	uint8_t *payload;       /* payload of all FPDUs, appended */
 	size_t payload_len, payload_cap;

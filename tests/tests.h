@@ -11,6 +11,8 @@ Suite *crc32c_suite(void);
 Suite *mpa_rr_suite(void);
 Suite *mpa_fpdu_suite(void);
 Suite *mpa_loop_suite(void);
+Suite *rdmap_loop_suite(void);
+Suite *rdmap_err_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMAP (RFC 5040) over DDP (RFC 5041) over MPA: the queue pair as a sans-I/O
+ * state machine.  The QP is bound to a connected struct mpa_conn whose
+ * full-operation upcalls it takes over (rdmap_qp_bind()); from then on:
+ *
+ *  - work requests go in with rdmap_post_send() / rdmap_post_recv();
+ *  - rdmap_qp_progress() turns them into FPDUs queued on the MPA connection
+ *    (Read Responses and a pending TERMINATE first), as far as MPA's transmit
+ *    queue has room; the engine calls it after posting and after every
+ *    mpa_tx_advance();
+ *  - received FPDUs are placed straight into registered memory through the
+ *    MPA lend/ack contract (the rx_begin upcall returns the destination);
+ *  - completions come out through ops->complete in the order RFC 5040 §5.5
+ *    demands (in posting order per queue).
+ *
+ * Every error a receiver can detect is answered with a TERMINATE carrying
+ * the layer, type and code of RFC 5040 §4.8 and the offending headers; the
+ * QP then goes to ERROR and every outstanding work request completes with a
+ * flush status.  Nothing here blocks, allocates on the data path, or reads a
+ * clock.
+ */
+#ifndef UIW_RDMAP_H
+#define UIW_RDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddp.h"
+#include "ddp_mem.h"
+#include "mpa.h"
+#include "rdmap_wire.h"
+
+#define RDMAP_MAX_SGE 6 /* as siw */
+
+struct rdmap_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum rdmap_wr_opcode {
+	RDMAP_WR_WRITE,
+	RDMAP_WR_READ,
+	RDMAP_WR_SEND,
+	RDMAP_WR_SEND_INV,
+	RDMAP_WR_LOCAL_INV
+};
+
+#define RDMAP_WR_SIGNALED  0x1
+#define RDMAP_WR_SOLICITED 0x2
+#define RDMAP_WR_FENCE     0x4
+#define RDMAP_WR_INLINE    0x8
+
+struct rdmap_send_wr {
+	uint64_t wr_id;
+	enum rdmap_wr_opcode opcode;
+	unsigned flags;
+	struct rdmap_sge sge[RDMAP_MAX_SGE];
+	int num_sge;
+	uint64_t remote_addr; /* Write/Read: remote tagged offset */
+	uint32_t rkey;        /* Write/Read: remote STag */
+	uint32_t inv_stag;    /* Send with Invalidate: remote STag; local invalidate: local STag */
+};
+
+struct rdmap_recv_wr {
+	uint64_t wr_id;
+	struct rdmap_sge sge[RDMAP_MAX_SGE];
+	int num_sge;
+};
+
+/* Completion status, with the values of enum ibv_wc_status. */
+enum rdmap_wc_status {
+	RDMAP_WC_SUCCESS = 0,
+	RDMAP_WC_LOC_LEN_ERR = 1,
+	RDMAP_WC_LOC_QP_OP_ERR = 2,
+	RDMAP_WC_LOC_PROT_ERR = 4,
+	RDMAP_WC_WR_FLUSH_ERR = 5,
+	RDMAP_WC_REM_INV_REQ_ERR = 9,
+	RDMAP_WC_REM_ACCESS_ERR = 10,
+	RDMAP_WC_REM_OP_ERR = 11,
+	RDMAP_WC_FATAL_ERR = 19,
+	RDMAP_WC_GENERAL_ERR = 21
+};
+
+enum rdmap_wc_opcode {
+	RDMAP_WC_SEND,
+	RDMAP_WC_RDMA_WRITE,
+	RDMAP_WC_RDMA_READ,
+	RDMAP_WC_LOCAL_INV,
+	RDMAP_WC_RECV
+};
+
+#define RDMAP_WC_F_WITH_INV  0x1 /* a Send with Invalidate invalidated @inv_stag */
+#define RDMAP_WC_F_SOLICITED 0x2 /* Send with Solicited Event */
+#define RDMAP_WC_F_TERM      0x4 /* @term holds the cause of the failure */
+
+/* A TERMINATE's cause (sent or received). */
+struct rdmap_term {
+	uint8_t layer;
+	uint8_t etype;
+	uint8_t ecode;
+	uint8_t hdrct;       /* RDMAP_TERM_HDRCT_* */
+	uint8_t siw_layout;  /* received: the control field came in siw's bit order */
+	uint16_t seg_len;
+	uint8_t ddp_hdr[DDP_UNTAGGED_HDR_LEN];
+	uint8_t ddp_hdr_len;
+	uint8_t rdma_hdr[RDMAP_RREQ_LEN];
+};
+
+struct rdmap_wc {
+	uint64_t wr_id;
+	enum rdmap_wc_status status;
+	enum rdmap_wc_opcode opcode;
+	uint32_t byte_len;
+	unsigned flags;
+	uint32_t inv_stag;
+	struct rdmap_term term;
+};
+
+enum rdmap_qp_state {
+	RDMAP_QPS_IDLE = 0, /* created, not bound to a connection */
+	RDMAP_QPS_RTS,      /* bound, operating */
+	RDMAP_QPS_CLOSING,  /* graceful close: no new work, draining */
+	RDMAP_QPS_TERMINATE, /* a TERMINATE is being sent */
+	RDMAP_QPS_ERROR     /* everything flushed */
+};
+
+struct rdmap_ops {
+	/* A work completion; @recv tells the receive queue from the send queue. */
+	void (*complete)(void *arg, int recv, const struct rdmap_wc *wc);
+	/* The QP left RTS: @t is the TERMINATE received from the peer, or the one
+	 * sent, or NULL for a local move to error. */
+	void (*error)(void *arg, const struct rdmap_term *t, int received);
+};
+
+struct rdmap_qp_cfg {
+	unsigned max_send_wr;
+	unsigned max_recv_wr;
+	unsigned max_inline;  /* octets of inline data per send WR */
+	uint16_t ird;         /* inbound Read Requests served at once */
+	uint16_t ord;         /* outbound Read Requests outstanding at once */
+};
+
+struct rdmap_swqe;
+struct rdmap_rwqe;
+struct rdmap_irqe;
+
+/* Transmit of one message, segment by segment. */
+struct rdmap_tx_msg {
+	int active;
+	int kind;            /* internal: SQ WQE, Read Response, TERMINATE */
+	struct rdmap_swqe *wqe;
+	struct rdmap_irqe *irqe;
+	uint64_t total;
+	uint64_t sent;
+	uint32_t msn;
+};
+
+/* Receive of the current message on one untagged queue. */
+struct rdmap_rx_queue {
+	uint32_t expect_msn; /* next new message */
+	int active;          /* a message is being placed */
+	uint32_t msn;
+	uint64_t placed;
+	uint8_t opcode;
+};
+
+struct rdmap_qp {
+	enum rdmap_qp_state state;
+	struct rdmap_qp_cfg cfg;
+	const struct rdmap_ops *ops;
+	void *arg;
+	struct mpa_conn *mpa;
+	struct ddp_mem *mem;
+	struct ddp_pd *pd;
+
+	/* send queue: [sq_head, sq_head + sq_count) posted and not completed;
+	 * sq_next: next one to start transmitting */
+	struct rdmap_swqe *sq;
+	uint8_t *inline_buf;
+	unsigned sq_head, sq_count, sq_next;
+	/* outstanding Read Requests we sent, in order (indices into sq) */
+	unsigned *orq;
+	unsigned orq_head, orq_count;
+	/* receive queue */
+	struct rdmap_rwqe *rq;
+	unsigned rq_head, rq_count;
+	/* inbound Read Requests to answer, in order */
+	struct rdmap_irqe *irq;
+	unsigned irq_head, irq_count;
+
+	uint32_t tx_msn[DDP_NQUEUES]; /* next MSN per untagged queue */
+	struct rdmap_tx_msg tx;
+	struct rdmap_rx_queue rxq[DDP_NQUEUES];
+	/* the segment being received */
+	struct ddp_hdr rx_hdr;
+	uint8_t rx_hdr_raw[DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	size_t rx_hdr_len;
+	uint8_t rx_term_buf[RDMAP_TERM_MAX];
+	uint64_t rx_rresp_placed; /* Read Response octets placed for the ORQ head */
+	int rtr_rresp_pending;    /* p2p initiator: the Read RTR's zero-length response is due */
+
+	/* TERMINATE: to send (error detected here) or received */
+	int term_pending;
+	int term_sent;
+	struct rdmap_term term;
+	uint8_t term_wire[RDMAP_TERM_MAX];
+	int term_received;
+	struct rdmap_term peer_term;
+
+	/* statistics */
+	uint64_t tx_fpdus, rx_fpdus;
+};
+
+/** rdmap_qp_init() - create a QP in @pd; queues sized from @cfg.  Returns 0,
+ * -EINVAL, -ENOMEM. */
+int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct ddp_mem *mem,
+		  struct ddp_pd *pd, const struct rdmap_ops *ops, void *arg);
+void rdmap_qp_destroy(struct rdmap_qp *qp);
+
+/**
+ * rdmap_qp_bind() - attach to @c (in full operation): the QP takes over its
+ * full-operation upcalls and moves to RTS.  ORD and IRD are lowered to what
+ * MPA negotiated when it negotiated any.  Returns 0, -EINVAL.
+ */
+int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c);
+
+/** The MPA upcalls a bound QP uses (exposed for engines that wrap them). */
+extern const struct mpa_ops rdmap_mpa_ops;
+
+/**
+ * rdmap_post_send() - validate and queue @wr.  Returns 0, -EINVAL (bad
+ * opcode, SGE count, Read with more than one SGE, inline too long), -ENOMEM
+ * (send queue full), or -EPERM for an SGE whose lkey is not valid for local
+ * use in this PD (as ibv_post_send reports errors synchronously).  On a QP in
+ * ERROR the request is accepted and completes with a flush status.
+ */
+int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
+
+/** rdmap_post_recv() - as rdmap_post_send() for the receive queue. */
+int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
+
+/**
+ * rdmap_qp_progress() - queue as many FPDUs on the MPA connection as fit.
+ * Returns the number queued, or -errno.
+ */
+int rdmap_qp_progress(struct rdmap_qp *qp);
+
+/**
+ * rdmap_qp_conn_failed() - the connection failed underneath (MPA receive
+ * error, TCP reset or close): send the MPA layer's TERMINATE if MPA
+ * recorded one, else go straight to ERROR.  @err is the engine's -errno.
+ */
+void rdmap_qp_conn_failed(struct rdmap_qp *qp, int err);
+
+/** rdmap_qp_modify_error() - the application moves the QP to ERROR. */
+void rdmap_qp_modify_error(struct rdmap_qp *qp);
+
+/**
+ * rdmap_term_encode() - the Terminate header for @t into @buf; returns its
+ * length.  RFC bit order (siw sends its own, see rdmap_term_decode()).
+ */
+size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf);
+
+/**
+ * rdmap_term_decode() - parse a received Terminate header (@len octets).
+ * Recognises siw's bit order (Layer in the low nibble, HdrCt in the low bits
+ * of octet 2) and says so in @t->siw_layout.  Returns 0 or -EBADMSG.
+ */
+int rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t);
+
+/** rdmap_term_str() - "layer/etype/ecode: description". */
+const char *rdmap_term_name(uint8_t layer, uint8_t etype, uint8_t ecode);
+
+const char *rdmap_qp_state_name(enum rdmap_qp_state s);
+
+#endif /* UIW_RDMAP_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal glue between the RDMAP source files. */
+#ifndef UIW_RDMAP_INT_H
+#define UIW_RDMAP_INT_H
+
+#include "rdmap.h"
+
+enum swqe_state { SWQE_POSTED, SWQE_SENDING, SWQE_SENT, SWQE_DONE };
+
+struct rdmap_swqe {
+	struct rdmap_send_wr wr;
+	uint64_t total;
+	enum swqe_state state;
+	enum rdmap_wc_status status;
+	uint32_t byte_len;
+	uint8_t *inline_data; /* copy of the payload when RDMAP_WR_INLINE */
+};
+
+struct rdmap_rwqe {
+	struct rdmap_recv_wr wr;
+	uint64_t cap;
+};
+
+struct rdmap_irqe {
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t size;
+	uint8_t *src; /* first octet to read */
+	uint64_t sent;
+};
+
+enum tx_kind { TXK_SQ, TXK_RRESP };
+
+static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, unsigned i)
+{
+	return &qp->sq[i % qp->cfg.max_send_wr];
+}
+
+/* Record a TERMINATE caused by the incoming segment (@hdr of @hdr_len
+ * octets, @seg_len = ULPDU length): the QP stops receiving and sends it. */
+int rdmap_rx_fail(struct rdmap_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
+		  const uint8_t *hdr, size_t hdr_len, size_t seg_len);
+
+/* MPA upcall: an FPDU with a cookie was sent. */
+void rdmap_tx_done(void *arg, void *cookie);
+
+/* Leave RTS: flush every outstanding work request, tell the consumer. */
+void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int received);
+
+/* Deliver completions that are ready at the head of the send queue. */
+void rdmap_sq_complete_ready(struct rdmap_qp *qp);
+
+/* Map [off, off+len) of an SGE list onto iovecs; returns count or -errno. */
+int rdmap_sge_map(const struct rdmap_sge *sge, int nsge, uint64_t off, uint64_t len,
+		  struct iovec *iov, int max);
+
+#endif /* UIW_RDMAP_INT_H */

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMAP queue pair: creation, work request posting, completion ordering
+ * (RFC 5040 §5.5) and the move to ERROR with flushing (RFC 5040 §6.2).
+ */
+#include "rdmap_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct ddp_mem *mem,
+		  struct ddp_pd *pd, const struct rdmap_ops *ops, void *arg)
+{
+	memset(qp, 0, sizeof(*qp));
+	if (!cfg->max_send_wr || !cfg->max_recv_wr || cfg->ird > MPA_V2_IRD_ORD_MASK ||
+	    cfg->ord > MPA_V2_IRD_ORD_MASK || cfg->max_inline > 65536)
+		return -EINVAL;
+	qp->cfg = *cfg;
+	qp->mem = mem;
+	qp->pd = pd;
+	qp->ops = ops;
+	qp->arg = arg;
+	qp->sq = calloc(cfg->max_send_wr, sizeof(*qp->sq));
+	qp->rq = calloc(cfg->max_recv_wr, sizeof(*qp->rq));
+	qp->orq = calloc(cfg->ord ? cfg->ord : 1, sizeof(*qp->orq));
+	qp->irq = calloc(cfg->ird ? cfg->ird : 1, sizeof(*qp->irq));
+	if (cfg->max_inline)
+		qp->inline_buf = malloc((size_t)cfg->max_send_wr * cfg->max_inline);
+	if (!qp->sq || !qp->rq || !qp->orq || !qp->irq || (cfg->max_inline && !qp->inline_buf)) {
+		rdmap_qp_destroy(qp);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->max_send_wr; i++)
+		qp->sq[i].inline_data = cfg->max_inline ? qp->inline_buf + (size_t)i * cfg->max_inline
+							: NULL;
+	/* RFC 5041 §5: MSNs start at 1 on every untagged queue. */
+	for (int q = 0; q < DDP_NQUEUES; q++) {
+		qp->tx_msn[q] = 1;
+		qp->rxq[q].expect_msn = 1;
+	}
+	pd->refs++;
+	qp->state = RDMAP_QPS_IDLE;
+	return 0;
+}
+
+void rdmap_qp_destroy(struct rdmap_qp *qp)
+{
+	if (qp->pd && qp->sq)
+		qp->pd->refs--;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->orq);
+	free(qp->irq);
+	free(qp->inline_buf);
+	qp->sq = NULL;
+	qp->rq = NULL;
+	qp->orq = NULL;
+	qp->irq = NULL;
+	qp->inline_buf = NULL;
+}
+
+int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c)
+{
+	if (qp->state != RDMAP_QPS_IDLE || c->state != MPA_S_FULL)
+		return -EINVAL;
+	qp->mpa = c;
+	if (c->cfg.rx_hdr_min != DDP_TAGGED_HDR_LEN)
+		return -EINVAL;
+	mpa_conn_set_ops(c, &rdmap_mpa_ops, qp);
+	/* RFC 6581 §9.1: never more Read Requests outstanding than the peer's
+	 * IRD; 0x3FFF leaves the values to us. */
+	if (c->enhanced && c->peer_ird != MPA_V2_IRD_ORD_ULP && c->peer_ird < qp->cfg.ord)
+		qp->cfg.ord = c->peer_ird;
+	/* The RFC 6581 RTR that MPA sent for us used MSN 1 of its queue, and a
+	 * Read RTR will be answered by a zero-length Read Response. */
+	if (c->p2p && c->cfg.role == MPA_ROLE_INITIATOR) {
+		if (c->rtr == MPA_RTR_SEND)
+			qp->tx_msn[DDP_QN_SEND] = 2;
+		if (c->rtr == MPA_RTR_READ) {
+			qp->tx_msn[DDP_QN_READ_REQ] = 2;
+			qp->rtr_rresp_pending = 1;
+		}
+	}
+	qp->state = RDMAP_QPS_RTS;
+	return 0;
+}
+
+/* Validate an SGE for local use: a valid region of this PD covering it,
+ * with @access (LOCAL_WRITE for receive buffers and Read sinks). */
+static int sge_check(struct rdmap_qp *qp, const struct rdmap_sge *sge, unsigned access)
+{
+	if (sge->length == 0)
+		return 0;
+	return ddp_stag_check(qp->mem, sge->lkey, qp->pd, access, sge->addr, sge->length, NULL) ==
+			       DDP_STAG_OK
+		       ? 0
+		       : -EPERM;
+}
+
+static uint64_t sge_total(const struct rdmap_sge *sge, int n)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += sge[i].length;
+	return t;
+}
+
+int rdmap_sge_map(const struct rdmap_sge *sge, int nsge, uint64_t off, uint64_t len,
+		  struct iovec *iov, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < nsge && len; i++) {
+		uint64_t take;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		if (n == max)
+			return -E2BIG;
+		take = sge[i].length - off;
+		if (take > len)
+			take = len;
+		iov[n].iov_base = (void *)(uintptr_t)(sge[i].addr + off);
+		iov[n++].iov_len = (size_t)take;
+		len -= take;
+		off = 0;
+	}
+	return len ? -ERANGE : n;
+}
+
+static void emit_wc(struct rdmap_qp *qp, int recv, const struct rdmap_wc *wc)
+{
+	if (qp->ops && qp->ops->complete)
+		qp->ops->complete(qp->arg, recv, wc);
+}
+
+static enum rdmap_wc_opcode wc_opcode(enum rdmap_wr_opcode op)
+{
+	switch (op) {
+	case RDMAP_WR_WRITE:
+		return RDMAP_WC_RDMA_WRITE;
+	case RDMAP_WR_READ:
+		return RDMAP_WC_RDMA_READ;
+	case RDMAP_WR_LOCAL_INV:
+		return RDMAP_WC_LOCAL_INV;
+	default:
+		return RDMAP_WC_SEND;
+	}
+}
+
+/* RFC 5040 §5.5 rule 15: "RDMA Operations MUST be Completed at the Local
+ * Peer in the order that they were submitted by the ULP." */
+void rdmap_sq_complete_ready(struct rdmap_qp *qp)
+{
+	while (qp->sq_count) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_head);
+
+		if (w->state != SWQE_DONE)
+			break;
+		if ((w->wr.flags & RDMAP_WR_SIGNALED) || w->status != RDMAP_WC_SUCCESS) {
+			struct rdmap_wc wc = {0};
+
+			wc.wr_id = w->wr.wr_id;
+			wc.status = w->status;
+			wc.opcode = wc_opcode(w->wr.opcode);
+			wc.byte_len = w->byte_len;
+			emit_wc(qp, 0, &wc);
+		}
+		qp->sq_head++;
+		qp->sq_count--;
+		if (qp->sq_next < qp->sq_head)
+			qp->sq_next = qp->sq_head;
+	}
+}
+
+static void flush_one_send(struct rdmap_qp *qp, struct rdmap_swqe *w, enum rdmap_wc_status st,
+			   const struct rdmap_term *t)
+{
+	struct rdmap_wc wc = {0};
+
+	wc.wr_id = w->wr.wr_id;
+	wc.status = st;
+	wc.opcode = wc_opcode(w->wr.opcode);
+	if (t) {
+		wc.flags |= RDMAP_WC_F_TERM;
+		wc.term = *t;
+	}
+	emit_wc(qp, 0, &wc);
+}
+
+/* The status a TERMINATE received from the peer gives the operation it hit. */
+static enum rdmap_wc_status term_status(const struct rdmap_term *t)
+{
+	switch (t->layer) {
+	case TERM_LAYER_RDMAP:
+		if (t->etype == RDMAP_ETYPE_REMOTE_PROT)
+			return RDMAP_WC_REM_ACCESS_ERR;
+		if (t->etype == RDMAP_ETYPE_REMOTE_OP)
+			return RDMAP_WC_REM_OP_ERR;
+		return RDMAP_WC_FATAL_ERR;
+	case TERM_LAYER_DDP:
+		if (t->etype == DDP_ETYPE_TAGGED)
+			return RDMAP_WC_REM_ACCESS_ERR;
+		if (t->etype == DDP_ETYPE_UNTAGGED)
+			return RDMAP_WC_REM_INV_REQ_ERR;
+		return RDMAP_WC_FATAL_ERR;
+	default:
+		return RDMAP_WC_FATAL_ERR;
+	}
+}
+
+void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int received)
+{
+	int first = 1;
+
+	if (qp->state == RDMAP_QPS_ERROR)
+		return;
+	qp->state = RDMAP_QPS_ERROR;
+	/* Completed-but-unreported entries at the head keep their status. */
+	rdmap_sq_complete_ready(qp);
+	/*
+	 * RFC 5040 §6.2.1 (abortive termination): outstanding work requests
+	 * complete in error.  The oldest send-side operation gets the cause of
+	 * a TERMINATE the peer sent; every other is flushed.
+	 */
+	while (qp->sq_count) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_head);
+		enum rdmap_wc_status st = RDMAP_WC_WR_FLUSH_ERR;
+
+		if (w->state == SWQE_DONE) {
+			st = w->status;
+		} else if (first && received && t && w->state != SWQE_POSTED) {
+			st = term_status(t);
+		}
+		flush_one_send(qp, w, st, (st != RDMAP_WC_WR_FLUSH_ERR && t) ? t : NULL);
+		first = 0;
+		qp->sq_head++;
+		qp->sq_count--;
+	}
+	qp->sq_next = qp->sq_head;
+	qp->orq_count = 0;
+	qp->irq_count = 0;
+	qp->tx.active = 0;
+	while (qp->rq_count) {
+		struct rdmap_rwqe *r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+		struct rdmap_wc wc = {0};
+
+		wc.wr_id = r->wr.wr_id;
+		wc.status = RDMAP_WC_WR_FLUSH_ERR;
+		wc.opcode = RDMAP_WC_RECV;
+		emit_wc(qp, 1, &wc);
+		qp->rq_head++;
+		qp->rq_count--;
+	}
+	if (qp->ops && qp->ops->error)
+		qp->ops->error(qp->arg, t, received);
+}
+
+void rdmap_qp_modify_error(struct rdmap_qp *qp)
+{
+	rdmap_qp_to_error(qp, NULL, 0);
+}
+
+int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+{
+	struct rdmap_swqe *w;
+	uint64_t total;
+	unsigned access = 0;
+
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case RDMAP_WR_READ:
+		/* one sink buffer: the Read Request carries a single sink STag */
+		if (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))
+			return -EINVAL;
+		if (qp->cfg.ord == 0)
+			return -EINVAL;
+		access = DDP_ACC_LOCAL_WRITE;
+		break;
+	case RDMAP_WR_WRITE:
+	case RDMAP_WR_SEND:
+	case RDMAP_WR_SEND_INV:
+		break;
+	case RDMAP_WR_LOCAL_INV:
+		if (wr->num_sge)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	total = sge_total(wr->sge, wr->num_sge);
+	if (total > UINT32_MAX)
+		return -EINVAL;
+	if ((wr->flags & RDMAP_WR_INLINE) && total > qp->cfg.max_inline)
+		return -EINVAL;
+	if (qp->sq_count == qp->cfg.max_send_wr)
+		return -ENOMEM;
+	if (!(wr->flags & RDMAP_WR_INLINE))
+		for (int i = 0; i < wr->num_sge; i++)
+			if (sge_check(qp, &wr->sge[i], access))
+				return -EPERM;
+	w = sq_at(qp, qp->sq_head + qp->sq_count);
+	w->wr = *wr;
+	w->total = total;
+	w->state = SWQE_POSTED;
+	w->status = RDMAP_WC_SUCCESS;
+	w->byte_len = (uint32_t)total;
+	if (wr->flags & RDMAP_WR_INLINE) {
+		uint64_t off = 0;
+
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off, (void *)(uintptr_t)wr->sge[i].addr,
+			       wr->sge[i].length);
+			off += wr->sge[i].length;
+		}
+		w->wr.num_sge = total ? 1 : 0;
+		w->wr.sge[0].addr = (uint64_t)(uintptr_t)w->inline_data;
+		w->wr.sge[0].length = (uint32_t)total;
+		w->wr.sge[0].lkey = 0;
+	}
+	qp->sq_count++;
+	if (qp->state == RDMAP_QPS_ERROR) {
+		/* accepted, and flushed at once (as verbs do on a QP in error) */
+		w->state = SWQE_DONE;
+		w->status = RDMAP_WC_WR_FLUSH_ERR;
+		rdmap_sq_complete_ready(qp);
+	}
+	return 0;
+}
+
+int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
+{
+	struct rdmap_rwqe *r;
+
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
+		return -EINVAL;
+	if (qp->rq_count == qp->cfg.max_recv_wr)
+		return -ENOMEM;
+	for (int i = 0; i < wr->num_sge; i++)
+		if (sge_check(qp, &wr->sge[i], DDP_ACC_LOCAL_WRITE))
+			return -EPERM;
+	if (qp->state == RDMAP_QPS_ERROR) {
+		struct rdmap_wc wc = {0};
+
+		wc.wr_id = wr->wr_id;
+		wc.status = RDMAP_WC_WR_FLUSH_ERR;
+		wc.opcode = RDMAP_WC_RECV;
+		emit_wc(qp, 1, &wc);
+		return 0;
+	}
+	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->cfg.max_recv_wr];
+	r->wr = *wr;
+	r->cap = sge_total(wr->sge, wr->num_sge);
+	qp->rq_count++;
+	return 0;
+}
+
+void rdmap_qp_conn_failed(struct rdmap_qp *qp, int err)
+{
+	struct rdmap_term t = {0};
+
+	(void)err;
+	if (qp->state == RDMAP_QPS_ERROR)
+		return;
+	if (qp->term_pending) {
+		rdmap_qp_progress(qp); /* the TERMINATE our receive path recorded */
+		return;
+	}
+	if (qp->mpa && mpa_conn_term(qp->mpa, &t.layer, &t.etype, &t.ecode)) {
+		/* RFC 5040 Figure 10: LLP errors carry no copied headers. */
+		qp->term = t;
+		qp->term_pending = 1;
+		qp->state = RDMAP_QPS_TERMINATE;
+		rdmap_qp_progress(qp);
+		return;
+	}
+	rdmap_qp_to_error(qp, NULL, 0);
+}
+
+const char *rdmap_qp_state_name(enum rdmap_qp_state s)
+{
+	static const char *const n[] = {"idle", "rts", "closing", "terminate", "error"};
+
+	return (unsigned)s < 5 ? n[s] : "?";
+}

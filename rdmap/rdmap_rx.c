@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMAP/DDP receive: the MPA full-operation upcalls of a bound QP.
+ * rx_begin validates each segment's DDP and RDMAP headers (RFC 5041 §7,
+ * RFC 5040 §7.2) and lends MPA the exact destination (registered memory for
+ * tagged segments, the posted receive buffer for Sends, QP scratch for Read
+ * Requests and Terminates); rx_end acts on a segment only once MPA has
+ * verified the whole FPDU, so that a corrupt FPDU has no effect beyond
+ * placement into memory the peer was granted.
+ */
+#include "rdmap_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "byteorder.h"
+
+/* RFC 5040 §4.1 Figure 4: which DDP model and queue each opcode uses. */
+static const struct {
+	uint8_t valid;
+	uint8_t tagged;
+	uint8_t qn;
+} op_table[16] = {
+	[RDMAP_OP_WRITE] = {1, 1, 0},
+	[RDMAP_OP_READ_REQ] = {1, 0, DDP_QN_READ_REQ},
+	[RDMAP_OP_READ_RESP] = {1, 1, 0},
+	[RDMAP_OP_SEND] = {1, 0, DDP_QN_SEND},
+	[RDMAP_OP_SEND_INV] = {1, 0, DDP_QN_SEND},
+	[RDMAP_OP_SEND_SE] = {1, 0, DDP_QN_SEND},
+	[RDMAP_OP_SEND_SE_INV] = {1, 0, DDP_QN_SEND},
+	[RDMAP_OP_TERMINATE] = {1, 0, DDP_QN_TERMINATE},
+};
+
+int rdmap_rx_fail(struct rdmap_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
+		  const uint8_t *hdr, size_t hdr_len, size_t seg_len)
+{
+	struct rdmap_term *t = &qp->term;
+
+	/* RFC 5040 §7.1 rule 4: the first error is the one reported. */
+	if (qp->term_pending || qp->state == RDMAP_QPS_ERROR)
+		return -EPROTO;
+	memset(t, 0, sizeof(*t));
+	t->layer = layer;
+	t->etype = etype;
+	t->ecode = ecode;
+	/*
+	 * RFC 5040 §4.8 Figure 10: DDP and RDMAP errors on an incoming message
+	 * carry its DDP header (and the Read Request header when that is the
+	 * message); local catastrophic errors and LLP errors carry none.
+	 */
+	if (hdr && hdr_len >= DDP_TAGGED_HDR_LEN &&
+	    !(layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_CATASTROPHIC)) {
+		size_t dl = ddp_hdr_len(hdr[0]);
+
+		t->hdrct = RDMAP_TERM_HDRCT_M | RDMAP_TERM_HDRCT_D;
+		t->seg_len = (uint16_t)seg_len;
+		memcpy(t->ddp_hdr, hdr, dl);
+		t->ddp_hdr_len = (uint8_t)dl;
+		if (layer == TERM_LAYER_RDMAP && !(hdr[0] & DDP_CTRL_T) &&
+		    (hdr[1] & RDMAP_CTRL_OPCODE) == RDMAP_OP_READ_REQ &&
+		    hdr_len >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN) {
+			t->hdrct |= RDMAP_TERM_HDRCT_R;
+			memcpy(t->rdma_hdr, hdr + DDP_UNTAGGED_HDR_LEN, RDMAP_RREQ_LEN);
+		}
+	}
+	qp->term_pending = 1;
+	qp->state = RDMAP_QPS_TERMINATE;
+	return -EPROTO;
+}
+
+static int fail_ddp_tagged(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr,
+			   size_t hl, size_t seg)
+{
+	uint8_t code;
+
+	switch (e) {
+	case DDP_STAG_PD:
+		code = DDP_ECODE_T_STAG_NOT_ASSOC;
+		break;
+	case DDP_STAG_BOUNDS:
+		code = DDP_ECODE_T_BASE_BOUNDS;
+		break;
+	case DDP_STAG_WRAP:
+		code = DDP_ECODE_T_TO_WRAP;
+		break;
+	case DDP_STAG_ACCESS:
+		/* RFC 5041 has no tagged-buffer code for missing access rights;
+		 * like siw we report "invalid STag", the closest match. */
+	default:
+		code = DDP_ECODE_T_INVALID_STAG;
+		break;
+	}
+	return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, code, hdr, hl, seg);
+}
+
+static int fail_rdmap_prot(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr,
+			   size_t hl, size_t seg)
+{
+	static const uint8_t codes[] = {
+		[DDP_STAG_INVALID] = RDMAP_ECODE_INVALID_STAG,
+		[DDP_STAG_PD] = RDMAP_ECODE_STAG_NOT_ASSOC,
+		[DDP_STAG_ACCESS] = RDMAP_ECODE_ACCESS,
+		[DDP_STAG_BOUNDS] = RDMAP_ECODE_BASE_BOUNDS,
+		[DDP_STAG_WRAP] = RDMAP_ECODE_TO_WRAP,
+	};
+
+	return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT, codes[e], hdr, hl, seg);
+}
+
+static int rx_hdr_len(void *arg, const uint8_t *hdr, size_t have, size_t ulpdu_len)
+{
+	(void)arg;
+	(void)have;
+	if (hdr[0] & DDP_CTRL_T)
+		return DDP_TAGGED_HDR_LEN;
+	/* The Read Request header is small and fixed: take it with the DDP
+	 * header so it never needs a payload buffer. */
+	if ((hdr[1] & RDMAP_CTRL_OPCODE) == RDMAP_OP_READ_REQ &&
+	    ulpdu_len >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
+		return DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN;
+	return DDP_UNTAGGED_HDR_LEN;
+}
+
+static struct rdmap_swqe *orq_head(struct rdmap_qp *qp)
+{
+	if (!qp->orq_count)
+		return NULL;
+	return &qp->sq[qp->orq[qp->orq_head % qp->cfg.ord]];
+}
+
+static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
+		     const uint8_t *raw, size_t hl, size_t ulpdu_len, struct iovec *dst, int *ndst)
+{
+	size_t len = ulpdu_len - hl;
+	struct ddp_mr *mr;
+	enum ddp_stag_err e;
+
+	if (op == RDMAP_OP_READ_RESP) {
+		struct rdmap_swqe *w = orq_head(qp);
+
+		if (qp->rtr_rresp_pending) {
+			/* the answer to our RFC 6581 Read RTR comes first */
+			if (len || !h->last)
+				return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
+						     DDP_ECODE_T_BASE_BOUNDS, raw, hl, ulpdu_len);
+			return 0;
+		}
+		/* A Read Response must answer a Read Request we sent. */
+		if (!w)
+			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
+		/* It must land where that request asked, in order. */
+		if (h->stag != w->wr.sge[0].lkey)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
+					     DDP_ECODE_T_INVALID_STAG, raw, hl, ulpdu_len);
+		if (h->to != w->wr.sge[0].addr + qp->rx_rresp_placed ||
+		    qp->rx_rresp_placed + len > w->total)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
+					     DDP_ECODE_T_BASE_BOUNDS, raw, hl, ulpdu_len);
+		if (len == 0)
+			return 0;
+		e = ddp_stag_check(qp->mem, h->stag, qp->pd, DDP_ACC_LOCAL_WRITE, h->to, len, &mr);
+	} else {
+		/* siw accepts a zero-length Write before any STag check (it is
+		 * how RFC 6581's Write RTR works): nothing is placed. */
+		if (len == 0)
+			return 0;
+		e = ddp_stag_check(qp->mem, h->stag, qp->pd, DDP_ACC_REMOTE_WRITE, h->to, len, &mr);
+	}
+	if (e != DDP_STAG_OK)
+		return fail_ddp_tagged(qp, e, raw, hl, ulpdu_len);
+	dst[0].iov_base = mr->addr + (h->to - mr->va);
+	dst[0].iov_len = len;
+	*ndst = 1;
+	return 0;
+}
+
+static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
+		       const uint8_t *raw, size_t hl, size_t ulpdu_len, unsigned flags,
+		       struct iovec *dst, int *ndst)
+{
+	struct rdmap_rx_queue *q;
+	size_t len = ulpdu_len - hl;
+
+	/* RFC 5041 §7: QN must name a queue, and the queue RDMAP uses for
+	 * this opcode (RFC 5040 Figure 4). */
+	if (h->qn >= DDP_NQUEUES || h->qn != op_table[op].qn)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				     DDP_ECODE_U_INVALID_QN, raw, hl, ulpdu_len);
+	q = &qp->rxq[h->qn];
+	if (!q->active) {
+		/* A new message: the next MSN of this queue, starting at MO 0. */
+		if (h->qn == DDP_QN_SEND && qp->rq_count == 0 && !(flags & MPA_RX_F_RTR))
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_INVALID_MSN_NOBUF, raw, hl, ulpdu_len);
+		if (h->msn != q->expect_msn)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_INVALID_MSN_RANGE, raw, hl, ulpdu_len);
+		if (h->mo != 0)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_INVALID_MO, raw, hl, ulpdu_len);
+		q->active = 1;
+		q->msn = h->msn;
+		q->placed = 0;
+		q->opcode = op;
+	} else {
+		/* The continuation of the message in progress, in order. */
+		if (h->msn != q->msn)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_INVALID_MSN_RANGE, raw, hl, ulpdu_len);
+		if (h->mo != q->placed)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_INVALID_MO, raw, hl, ulpdu_len);
+		if (op != q->opcode)
+			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
+	}
+	switch (h->qn) {
+	case DDP_QN_SEND: {
+		struct rdmap_rwqe *r;
+		int n;
+
+		if (flags & MPA_RX_F_RTR) {
+			/* RFC 6581 zero-length Send RTR: consumes no buffer. */
+			if (len || !h->last)
+				return rdmap_rx_fail(qp, TERM_LAYER_LLP, MPA_TERM_ETYPE_LLP,
+						     MPA_ECODE_NO_MATCHING_RTR, raw, hl, ulpdu_len);
+			return 0;
+		}
+		r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+		if (q->placed + len > r->cap)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+		if (!len)
+			return 0;
+		/* the receive buffers may have been deregistered since posting */
+		for (int i = 0; i < r->wr.num_sge; i++)
+			if (r->wr.sge[i].length &&
+			    ddp_stag_check(qp->mem, r->wr.sge[i].lkey, qp->pd, DDP_ACC_LOCAL_WRITE,
+					   r->wr.sge[i].addr, r->wr.sge[i].length,
+					   NULL) != DDP_STAG_OK)
+				return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+						     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+		n = rdmap_sge_map(r->wr.sge, r->wr.num_sge, q->placed, len, dst, MPA_RX_DST_MAX);
+		if (n < 0)
+			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+					     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+		*ndst = n;
+		return 0;
+	}
+	case DDP_QN_READ_REQ:
+		/* One segment holding exactly the Read Request header. */
+		if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN || len || !h->last)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+		/* RFC 5040 §5.2.1 / RFC 6581: a peer that exceeds our IRD. */
+		if (qp->irq_count >= qp->cfg.ird)
+			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+		return 0;
+	default: /* Terminate */
+		if (q->placed + len > sizeof(qp->rx_term_buf) || !h->last)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+		if (len) {
+			dst[0].iov_base = qp->rx_term_buf + q->placed;
+			dst[0].iov_len = len;
+			*ndst = 1;
+		}
+		return 0;
+	}
+}
+
+static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len,
+		    unsigned flags, struct iovec *dst, int *ndst)
+{
+	struct rdmap_qp *qp = arg;
+	struct ddp_hdr h;
+	uint8_t op;
+
+	*ndst = 0;
+	if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
+		return -EPIPE;
+	if (ddp_hdr_decode(hdr, hdr_len, &h) < 0)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_CATASTROPHIC,
+				     DDP_ECODE_CATASTROPHIC, hdr, hdr_len, ulpdu_len);
+	qp->rx_hdr = h;
+	qp->rx_hdr_len = hdr_len;
+	memcpy(qp->rx_hdr_raw, hdr, hdr_len);
+	/* RFC 5041 §7: "invalid DDP version" for either buffer model */
+	if (h.dv != DDP_VERSION)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP,
+				     h.tagged ? DDP_ETYPE_TAGGED : DDP_ETYPE_UNTAGGED,
+				     h.tagged ? DDP_ECODE_T_INVALID_DDPV : DDP_ECODE_U_INVALID_DDPV,
+				     hdr, hdr_len, ulpdu_len);
+	/* RFC 5040 §7.2: "The RDMA Version MUST be valid."  Version 0 (the RDMA
+	 * Consortium draft) goes with MPA revision 0, which we do not speak. */
+	if ((h.ulp_ctrl >> RDMAP_CTRL_RV_SHIFT) != RDMAP_VERSION)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_INVALID_RDMAPV, hdr, hdr_len, ulpdu_len);
+	op = h.ulp_ctrl & RDMAP_CTRL_OPCODE;
+	/* "The RDMA OpCode MUST be valid", and carried by the right model. */
+	if (!op_table[op].valid || op_table[op].tagged != h.tagged)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_UNEXPECTED_OP, hdr, hdr_len, ulpdu_len);
+	if (h.tagged)
+		return rx_tagged(qp, &h, op, hdr, hdr_len, ulpdu_len, dst, ndst);
+	return rx_untagged(qp, &h, op, hdr, hdr_len, ulpdu_len, flags, dst, ndst);
+}
+
+static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
+			 uint64_t len)
+{
+	struct rdmap_rwqe *r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+	struct rdmap_wc wc = {0};
+
+	wc.wr_id = r->wr.wr_id;
+	wc.status = RDMAP_WC_SUCCESS;
+	wc.opcode = RDMAP_WC_RECV;
+	wc.byte_len = (uint32_t)len;
+	if (op == RDMAP_OP_SEND_SE || op == RDMAP_OP_SEND_SE_INV)
+		wc.flags |= RDMAP_WC_F_SOLICITED;
+	if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
+		wc.flags |= RDMAP_WC_F_WITH_INV;
+		wc.inv_stag = h->ulp_word;
+	}
+	qp->rq_head++;
+	qp->rq_count--;
+	if (qp->ops && qp->ops->complete)
+		qp->ops->complete(qp->arg, 1, &wc);
+}
+
+static int rx_read_request(struct rdmap_qp *qp, const uint8_t *raw, size_t hl, size_t ulpdu_len)
+{
+	const uint8_t *rr = raw + DDP_UNTAGGED_HDR_LEN;
+	struct rdmap_irqe *e = &qp->irq[(qp->irq_head + qp->irq_count) % qp->cfg.ird];
+	uint32_t size = get_be32(rr + RDMAP_RREQ_OFF_SIZE);
+	uint32_t src_stag = get_be32(rr + RDMAP_RREQ_OFF_SRC_STAG);
+	uint64_t src_to = get_be64(rr + RDMAP_RREQ_OFF_SRC_TO);
+
+	memset(e, 0, sizeof(*e));
+	e->sink_stag = get_be32(rr + RDMAP_RREQ_OFF_SINK_STAG);
+	e->sink_to = get_be64(rr + RDMAP_RREQ_OFF_SINK_TO);
+	e->size = size;
+	if (size) {
+		struct ddp_mr *mr;
+		enum ddp_stag_err err = ddp_stag_check(qp->mem, src_stag, qp->pd,
+						       DDP_ACC_REMOTE_READ, src_to, size, &mr);
+
+		/* RFC 5040 §7.2: Data Source STag checks, reported by RDMAP as
+		 * remote protection errors with the Read Request header. */
+		if (err != DDP_STAG_OK)
+			return fail_rdmap_prot(qp, err, raw, hl, ulpdu_len);
+		e->src = mr->addr + (src_to - mr->va);
+	}
+	/* RFC 5040 §5.2.1: a zero-length Read is answered by a zero-length
+	 * Read Response, its STags unchecked. */
+	qp->irq_count++;
+	return 0;
+}
+
+static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len,
+		  unsigned flags)
+{
+	struct rdmap_qp *qp = arg;
+	const struct ddp_hdr *h = &qp->rx_hdr;
+	uint8_t op = h->ulp_ctrl & RDMAP_CTRL_OPCODE;
+	size_t len = ulpdu_len - hdr_len;
+	int ret;
+
+	(void)hdr;
+	qp->rx_fpdus++;
+	if (h->tagged) {
+		if (op == RDMAP_OP_READ_RESP) {
+			struct rdmap_swqe *w = orq_head(qp);
+
+			if (qp->rtr_rresp_pending) {
+				qp->rtr_rresp_pending = 0;
+				return 0;
+			}
+			qp->rx_rresp_placed += len;
+			if (h->last) {
+				/* RFC 5040 §5.5 rule 19: the Read completes once its
+				 * Response is delivered, and in order. */
+				w->byte_len = (uint32_t)qp->rx_rresp_placed;
+				if (qp->rx_rresp_placed != w->total)
+					return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
+							     DDP_ECODE_T_BASE_BOUNDS, qp->rx_hdr_raw,
+							     qp->rx_hdr_len, ulpdu_len);
+				w->state = SWQE_DONE;
+				qp->orq_head++;
+				qp->orq_count--;
+				qp->rx_rresp_placed = 0;
+				rdmap_sq_complete_ready(qp);
+				rdmap_qp_progress(qp); /* ORD or fence may have held work */
+			}
+		}
+		return 0;
+	}
+	{
+		struct rdmap_rx_queue *q = &qp->rxq[h->qn];
+
+		q->placed += len;
+		if (!h->last)
+			return 0;
+		q->active = 0;
+		q->expect_msn++;
+		switch (h->qn) {
+		case DDP_QN_SEND:
+			if (flags & MPA_RX_F_RTR)
+				return 0;
+			if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
+				/* RFC 5040 §7.2: "The Invalidate STag MUST be valid"
+				 * and "MUST be associated to this RDMAP Stream"; a
+				 * foreign one "cannot be invalidated" (§5.3, Figure 10:
+				 * remote protection errors). */
+				ret = ddp_stag_invalidate(qp->mem, h->ulp_word, qp->pd);
+				if (ret)
+					return rdmap_rx_fail(qp, TERM_LAYER_RDMAP,
+							     RDMAP_ETYPE_REMOTE_PROT,
+							     ret == -EACCES ? RDMAP_ECODE_CANT_INVALIDATE
+									    : RDMAP_ECODE_INVALID_STAG,
+							     qp->rx_hdr_raw, qp->rx_hdr_len,
+							     ulpdu_len);
+			}
+			rx_send_done(qp, h, op, q->placed);
+			return 0;
+		case DDP_QN_READ_REQ:
+			ret = rx_read_request(qp, qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
+			if (ret)
+				return ret;
+			rdmap_qp_progress(qp);
+			return 0;
+		default: {
+			struct rdmap_term t;
+
+			if (rdmap_term_decode(qp->rx_term_buf, (size_t)q->placed, &t))
+				memset(&t, 0, sizeof(t));
+			qp->term_received = 1;
+			qp->peer_term = t;
+			/* RFC 5040 §5.4: a Terminate ends the stream; nothing
+			 * is sent back. */
+			rdmap_qp_to_error(qp, &qp->peer_term, 1);
+			return -ECONNRESET;
+		}
+		}
+	}
+}
+
+const struct mpa_ops rdmap_mpa_ops = {
+	.rx_hdr_len = rx_hdr_len,
+	.rx_begin = rx_begin,
+	.rx_end = rx_end,
+	.tx_done = rdmap_tx_done,
+};

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMAP transmit: work requests and Read Responses cut into DDP segments
+ * that each fit the MPA MULPDU (RFC 5041 §5), queued on the MPA connection
+ * with their payload referenced in place.
+ */
+#include "rdmap_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "byteorder.h"
+
+static int send_terminate(struct rdmap_qp *qp)
+{
+	struct ddp_hdr h = {0};
+	uint8_t buf[DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_MAX];
+	size_t n;
+	int ret;
+
+	/* RFC 5040 §4.1: Terminate goes on untagged queue 2, one segment. */
+	h.last = 1;
+	h.dv = DDP_VERSION;
+	h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_TERMINATE);
+	h.qn = DDP_QN_TERMINATE;
+	h.msn = qp->tx_msn[DDP_QN_TERMINATE];
+	h.mo = 0;
+	n = ddp_hdr_encode(buf, &h);
+	n += rdmap_term_encode(&qp->term, buf + n);
+	ret = mpa_tx_fpdu(qp->mpa, buf, n, NULL, 0, NULL);
+	if (ret)
+		return ret;
+	qp->tx_msn[DDP_QN_TERMINATE]++;
+	qp->term_sent = 1;
+	qp->tx_fpdus++;
+	return 1;
+}
+
+/* Pick the next message to transmit; 0 if nothing can start now. */
+static int tx_start_next(struct rdmap_qp *qp)
+{
+	struct rdmap_tx_msg *m = &qp->tx;
+
+	/* RFC 5040 §5.5 rule 20: Read Responses go out in request order.
+	 * They are served before new requests so that the peer's Reads are
+	 * not starved by our own traffic. */
+	if (qp->irq_count) {
+		struct rdmap_irqe *e = &qp->irq[qp->irq_head % (qp->cfg.ird ? qp->cfg.ird : 1)];
+
+		memset(m, 0, sizeof(*m));
+		m->active = 1;
+		m->kind = TXK_RRESP;
+		m->irqe = e;
+		m->total = e->size;
+		m->sent = e->sent;
+		return 1;
+	}
+	while (qp->sq_next < qp->sq_head + qp->sq_count) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_next);
+
+		/* Fence: wait until every earlier Read has its response. */
+		if ((w->wr.flags & RDMAP_WR_FENCE) && qp->orq_count)
+			return 0;
+		if (w->wr.opcode == RDMAP_WR_LOCAL_INV) {
+			/* Local invalidate takes effect in order, here. */
+			if (ddp_stag_invalidate(qp->mem, w->wr.inv_stag, qp->pd))
+				w->status = RDMAP_WC_LOC_PROT_ERR;
+			w->state = SWQE_DONE;
+			qp->sq_next++;
+			rdmap_sq_complete_ready(qp);
+			if (w->status != RDMAP_WC_SUCCESS) {
+				rdmap_qp_to_error(qp, NULL, 0);
+				return 0;
+			}
+			continue;
+		}
+		/* ORD: queue locally rather than exceed the peer's IRD. */
+		if (w->wr.opcode == RDMAP_WR_READ && qp->orq_count >= qp->cfg.ord)
+			return 0;
+		memset(m, 0, sizeof(*m));
+		m->active = 1;
+		m->kind = TXK_SQ;
+		m->wqe = w;
+		m->total = w->total;
+		if (w->wr.opcode == RDMAP_WR_SEND || w->wr.opcode == RDMAP_WR_SEND_INV)
+			m->msn = qp->tx_msn[DDP_QN_SEND]++;
+		else if (w->wr.opcode == RDMAP_WR_READ)
+			m->msn = qp->tx_msn[DDP_QN_READ_REQ]++;
+		w->state = SWQE_SENDING;
+		return 1;
+	}
+	return 0;
+}
+
+static uint8_t send_opcode(const struct rdmap_send_wr *wr)
+{
+	int se = !!(wr->flags & RDMAP_WR_SOLICITED);
+
+	if (wr->opcode == RDMAP_WR_SEND_INV)
+		return se ? RDMAP_OP_SEND_SE_INV : RDMAP_OP_SEND_INV;
+	return se ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND;
+}
+
+/* Queue the next segment of the current message.  1 queued, 0 no room,
+ * -errno on failure. */
+static int tx_segment(struct rdmap_qp *qp)
+{
+	struct rdmap_tx_msg *m = &qp->tx;
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	struct iovec iov[RDMAP_MAX_SGE];
+	struct ddp_hdr h = {0};
+	uint32_t mulpdu = mpa_tx_mulpdu(qp->mpa);
+	uint64_t seg = 0;
+	size_t hl;
+	int niov = 0, last, ret;
+	void *cookie = NULL;
+
+	h.dv = DDP_VERSION;
+	if (m->kind == TXK_RRESP) {
+		struct rdmap_irqe *e = m->irqe;
+
+		seg = m->total - m->sent;
+		if (seg > mulpdu - DDP_TAGGED_HDR_LEN)
+			seg = mulpdu - DDP_TAGGED_HDR_LEN;
+		h.tagged = 1;
+		h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_READ_RESP);
+		h.stag = e->sink_stag;
+		h.to = e->sink_to + m->sent;
+		if (seg) {
+			iov[0].iov_base = e->src + m->sent;
+			iov[0].iov_len = (size_t)seg;
+			niov = 1;
+		}
+	} else {
+		struct rdmap_swqe *w = m->wqe;
+		const struct rdmap_send_wr *wr = &w->wr;
+
+		switch (wr->opcode) {
+		case RDMAP_WR_WRITE:
+			seg = m->total - m->sent;
+			if (seg > mulpdu - DDP_TAGGED_HDR_LEN)
+				seg = mulpdu - DDP_TAGGED_HDR_LEN;
+			h.tagged = 1;
+			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_WRITE);
+			h.stag = wr->rkey;
+			h.to = wr->remote_addr + m->sent;
+			break;
+		case RDMAP_WR_READ:
+			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_READ_REQ);
+			h.qn = DDP_QN_READ_REQ;
+			h.msn = m->msn;
+			break;
+		default: /* Send variants */
+			seg = m->total - m->sent;
+			if (seg > mulpdu - DDP_UNTAGGED_HDR_LEN)
+				seg = mulpdu - DDP_UNTAGGED_HDR_LEN;
+			h.ulp_ctrl = RDMAP_CTRL(send_opcode(wr));
+			h.qn = DDP_QN_SEND;
+			h.msn = m->msn;
+			h.mo = (uint32_t)m->sent;
+			/* RFC 5040 §4.1: the Invalidate STag rides in RsvdULP */
+			if (wr->opcode == RDMAP_WR_SEND_INV)
+				h.ulp_word = wr->inv_stag;
+			break;
+		}
+		if (seg) {
+			niov = rdmap_sge_map(wr->sge, wr->num_sge, m->sent, seg, iov, RDMAP_MAX_SGE);
+			if (niov < 0)
+				return niov;
+		}
+	}
+	last = (m->sent + seg == m->total);
+	if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_READ)
+		last = 1; /* a Read Request is one segment */
+	h.last = last;
+	hl = ddp_hdr_encode(hdr, &h);
+	if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_READ) {
+		const struct rdmap_send_wr *wr = &m->wqe->wr;
+
+		/* RFC 5040 §4.4 */
+		put_be32(hdr + hl + RDMAP_RREQ_OFF_SINK_STAG, wr->sge[0].lkey);
+		put_be64(hdr + hl + RDMAP_RREQ_OFF_SINK_TO, wr->sge[0].addr);
+		put_be32(hdr + hl + RDMAP_RREQ_OFF_SIZE, (uint32_t)m->total);
+		put_be32(hdr + hl + RDMAP_RREQ_OFF_SRC_STAG, wr->rkey);
+		put_be64(hdr + hl + RDMAP_RREQ_OFF_SRC_TO, wr->remote_addr);
+		hl += RDMAP_RREQ_LEN;
+		seg = m->total; /* the whole message is "sent" in one segment */
+	}
+	if (last && m->kind == TXK_SQ && m->wqe->wr.opcode != RDMAP_WR_READ)
+		cookie = m->wqe;
+	ret = mpa_tx_fpdu(qp->mpa, hdr, hl, iov, niov, cookie);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		return ret;
+	qp->tx_fpdus++;
+	m->sent += seg;
+	if (!last)
+		return 1;
+	m->active = 0;
+	if (m->kind == TXK_RRESP) {
+		qp->irq_head++;
+		qp->irq_count--;
+	} else {
+		struct rdmap_swqe *w = m->wqe;
+
+		w->state = SWQE_SENT;
+		qp->sq_next++;
+		if (w->wr.opcode == RDMAP_WR_READ) {
+			unsigned slot = (qp->orq_head + qp->orq_count) % qp->cfg.ord;
+
+			qp->orq[slot] = (unsigned)(w - qp->sq);
+			qp->orq_count++;
+		}
+	}
+	return 1;
+}
+
+int rdmap_qp_progress(struct rdmap_qp *qp)
+{
+	int n = 0, ret;
+
+	if (!qp->mpa)
+		return 0;
+	if (qp->term_pending && !qp->term_sent) {
+		if (!mpa_tx_space(qp->mpa))
+			return 0;
+		ret = send_terminate(qp);
+		if (ret < 0) {
+			rdmap_qp_to_error(qp, &qp->term, 0);
+			return ret;
+		}
+		rdmap_qp_to_error(qp, &qp->term, 0);
+		return 1;
+	}
+	if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
+		return 0;
+	while (mpa_tx_space(qp->mpa)) {
+		if (!qp->tx.active && !tx_start_next(qp))
+			break;
+		if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
+			break;
+		ret = tx_segment(qp);
+		if (ret < 0) {
+			rdmap_qp_to_error(qp, NULL, 0);
+			return ret;
+		}
+		if (ret == 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* MPA upcall: every octet of an FPDU went to TCP. */
+void rdmap_tx_done(void *arg, void *cookie)
+{
+	struct rdmap_qp *qp = arg;
+	struct rdmap_swqe *w = cookie;
+
+	/* After a flush the entry is gone (completed in error). */
+	if (qp->state == RDMAP_QPS_ERROR)
+		return;
+	/* RFC 5040 §5.5 rule 14: a Send or Write is complete at the source once
+	 * the DDP layer completed it (handed to the LLP). */
+	if (w->state == SWQE_SENT)
+		w->state = SWQE_DONE;
+	rdmap_sq_complete_ready(qp);
+}
