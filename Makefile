@@ -51,8 +51,12 @@ LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
              tests/mpa_pair.c tests/rdmap_pair.c tests/test_rdmap_loop.c tests/test_rdmap_err.c
-BENCH_NAMES := crc32c mpa_frame
-FUZZ_NAMES  := mpa_rr mpa_deframer
+# every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
+BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
+# every tests/fuzz/fuzz_<name>.c is a libFuzzer target
+FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# test helpers the fuzz targets may use (pair setups); no Check dependency
+FUZZ_HELPERS := tests/mpa_pair.c tests/rdmap_pair.c tests/test_util.c
 
 LIB_OBJS   = $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TEST_OBJS  = $(TEST_SRCS:%.c=$(O)/obj/%.o)
@@ -161,7 +165,7 @@ $(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(O)/obj/bench/bench_util.o $(LIB_A)
 
 _check: _build
 	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"
-	$(Q)UIW_TEST_DATA=tests/data $(CHECK_BIN)
+	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench $(CHECK_BIN)
 
 _demo: _build
 	@echo "uiwarp demo: the verbs engine is not built yet (issue 4); running the MPA framing benchmark."
@@ -175,10 +179,10 @@ _bench: _build
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(wildcard mpa/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard mpa/*.h ddp/*.h rdmap/*.h tests/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(if $(HAVE_ISAL),-lisal) -lcrypto -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -lcrypto -lpthread
 
 _fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_NAMES); do \
@@ -205,5 +209,7 @@ install: all
 
 clean:
 	rm -rf build build-san-* build-fuzz
+
+.SECONDARY:
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d)

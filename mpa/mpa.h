@@ -302,6 +302,7 @@ struct mpa_conn {
 	uint8_t rx_tail[8];
 	uint8_t rx_mk[MPA_RX_MK_SLOTS][MPA_MARKER_LEN];
 	uint64_t rx_fpdus;
+	size_t rx_lent; /* octets of the last mpa_rx_lend() not yet acked */
 
 	/* full-operation transmit */
 	struct mpa_tx_slot *tx_slots;
@@ -348,7 +349,9 @@ int mpa_conn_start(struct mpa_conn *c, const void *pd, size_t pd_len, uint64_t n
 
 /**
  * mpa_conn_accept() - responder: answer the Request with an accepting Reply
- * carrying @pd, and enter full operation.  @ird and @ord are announced in a
+ * carrying @pd, and enter full operation.  @now (the caller's clock, as
+ * passed to mpa_conn_timeout()) starts the wait for a peer-to-peer RTR; an
+ * accept from inside the request upcall must pass the same clock.  @ird and @ord are announced in a
  * revision-2 Reply.  Returns 0, -EINVAL if no Request is pending, -EMSGSIZE,
  * -ENOMEM.
  */
@@ -388,8 +391,12 @@ const char *mpa_ecode_name(uint8_t ecode);
 
 /**
  * mpa_rx() - feed @len octets received from TCP.  Returns octets consumed:
- * fewer than @len when MPA stops taking bytes (Request delivered and not yet
- * answered, Reject exchanged); the rest belongs to whoever reads next.
+ * fewer than @len when MPA stops taking bytes (a Reject was exchanged: MPA
+ * has exited and the rest belongs to whoever reads next).  Octets after a
+ * Request that the ULP has not answered yet are early data from the
+ * initiator (RFC 5044 §7.1.2): they fail the connection with
+ * MPA_ECODE_INVALID_RR, so an engine must not read past the Request before
+ * it accepts (mpa_rx_lend() lends nothing in that state).
  * Returns -errno on failure (-EPROTO protocol error with the TERMINATE triple
  * recorded, -ECONNREFUSED refused by policy, or the layer above's error);
  * the connection is then in MPA_S_ERROR.
@@ -405,7 +412,8 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max);
 
 /**
  * mpa_rx_ack() - @n octets were written into the iovecs of the last
- * mpa_rx_lend(), in order.  Returns 0 or -errno as mpa_rx().
+ * mpa_rx_lend(), in order.  Returns 0, -EINVAL if @n is more than was lent,
+ * or -errno as mpa_rx().
  */
 int mpa_rx_ack(struct mpa_conn *c, size_t n);
 

@@ -279,7 +279,24 @@ uint32_t mpa_crc32c_update_with(enum mpa_crc32c_impl impl, uint32_t state, const
 uint32_t mpa_crc32c_update(uint32_t state, const void *buf, size_t len)
 {
 	pthread_once(&crc_once, crc_init_once);
-	return mpa_crc32c_update_with(crc_selected, state, buf, len);
+	switch (crc_selected) {
+#ifdef UIW_HAVE_ISAL
+	case MPA_CRC32C_ISAL:
+#ifdef UIW_HAVE_SSE42_CODE
+		/* ISA-L's fixed cost per call (~17 ns) dominates short pieces
+		 * (markers, headers, PAD); one crc32q chain is cheaper there. */
+		if (len < 64 && crc_cpu_sse42)
+			return sse42_one_chain(state, buf, len);
+#endif
+		return crc_isal_update(state, buf, len);
+#endif
+#ifdef UIW_HAVE_SSE42_CODE
+	case MPA_CRC32C_SSE42:
+		return crc_sse42_update(state, buf, len);
+#endif
+	default:
+		return crc_table_update(state, buf, len);
+	}
 }
 
 uint32_t mpa_crc32c_update_iov(uint32_t state, const struct iovec *iov, int iovcnt, size_t len)

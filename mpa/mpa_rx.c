@@ -369,6 +369,7 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 		rx_cur(c, &c->rx, &ptr, &n);
 		iov[0].iov_base = ptr;
 		iov[0].iov_len = n;
+		c->rx_lent = n;
 		return 1;
 	}
 	if (c->state != MPA_S_FULL)
@@ -390,6 +391,9 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 		if (rx_step(c, &st, ptr, n, 1))
 			break;
 	}
+	c->rx_lent = 0;
+	for (int i = 0; i < cnt; i++)
+		c->rx_lent += iov[i].iov_len;
 	return cnt;
 }
 
@@ -399,6 +403,10 @@ int mpa_rx_ack(struct mpa_conn *c, size_t n)
 
 	if (ret)
 		return ret;
+	/* Octets beyond the lend would land where nobody wrote them. */
+	if (n > c->rx_lent)
+		return -EINVAL;
+	c->rx_lent -= n;
 	while (n) {
 		uint8_t *ptr;
 		size_t max, k;

@@ -232,7 +232,8 @@ extern const struct mpa_ops rdmap_mpa_ops;
 /**
  * rdmap_post_send() - validate and queue @wr.  Returns 0, -EINVAL (bad
  * opcode, SGE count, Read with more than one SGE, inline too long), -ENOMEM
- * (send queue full), or -EPERM for an SGE whose lkey is not valid for local
+ * (send queue full), -EPIPE (QP closing or not yet bound is fine: work waits
+ * for rdmap_qp_bind()), or -EPERM for an SGE whose lkey is not valid for local
  * use in this PD (as ibv_post_send reports errors synchronously).  On a QP in
  * ERROR the request is accepted and completes with a flush status.
  */
@@ -253,6 +254,16 @@ int rdmap_qp_progress(struct rdmap_qp *qp);
  * recorded one, else go straight to ERROR.  @err is the engine's -errno.
  */
 void rdmap_qp_conn_failed(struct rdmap_qp *qp, int err);
+
+/**
+ * rdmap_qp_close() - graceful close (RFC 5040 §6.2): no new work is taken
+ * (posting returns -EPIPE), what is queued is still sent.  Returns 1 when the
+ * send side has drained (nothing queued, no Read outstanding either way), so
+ * the engine may close TCP; call again after progress until it does.  The
+ * final move to ERROR, flushing the receive queue, comes with
+ * rdmap_qp_conn_failed() when TCP closes.
+ */
+int rdmap_qp_close(struct rdmap_qp *qp);
 
 /** rdmap_qp_modify_error() - the application moves the QP to ERROR. */
 void rdmap_qp_modify_error(struct rdmap_qp *qp);

@@ -260,6 +260,17 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		qp->ops->error(qp->arg, t, received);
 }
 
+int rdmap_qp_close(struct rdmap_qp *qp)
+{
+	if (qp->state == RDMAP_QPS_RTS)
+		qp->state = RDMAP_QPS_CLOSING;
+	if (qp->state != RDMAP_QPS_CLOSING)
+		return qp->state == RDMAP_QPS_ERROR;
+	rdmap_qp_progress(qp);
+	return qp->sq_count == 0 && qp->irq_count == 0 && !qp->tx.active &&
+	       mpa_tx_pending_bytes(qp->mpa) == 0;
+}
+
 void rdmap_qp_modify_error(struct rdmap_qp *qp)
 {
 	rdmap_qp_to_error(qp, NULL, 0);
@@ -273,6 +284,8 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 
 	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
 		return -EINVAL;
+	if (qp->state == RDMAP_QPS_CLOSING || qp->state == RDMAP_QPS_TERMINATE)
+		return -EPIPE;
 	switch (wr->opcode) {
 	case RDMAP_WR_READ:
 		/* one sink buffer: the Read Request carries a single sink STag */

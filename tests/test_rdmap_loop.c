@@ -477,6 +477,53 @@ START_TEST(ord_queues_locally)
 }
 END_TEST
 
+/* Graceful close: queued work still goes out, new work is refused, and the
+ * final move to ERROR flushes the receives nobody used. */
+START_TEST(graceful_close)
+{
+	const struct loop_cfg *lc = &cfgs[_i % NCFG];
+	uint64_t rng = tu_seed() * 19 + (uint64_t)_i;
+	struct rp_pair p;
+	struct bufs b;
+	struct rdmap_send_wr w = {0};
+	struct rdmap_recv_wr r = {0};
+
+	setup(&p, &b, lc, rng);
+	r.wr_id = 9;
+	r.num_sge = 1;
+	r.sge[0].addr = (uint64_t)(uintptr_t)b.a_dst;
+	r.sge[0].length = 64;
+	r.sge[0].lkey = b.a_dst_mr->stag;
+	ck_assert_int_eq(rdmap_post_recv(&p.a.qp, &r), 0);
+	w.wr_id = 1;
+	w.opcode = RDMAP_WR_WRITE;
+	w.flags = RDMAP_WR_SIGNALED;
+	w.num_sge = 1;
+	w.sge[0].addr = (uint64_t)(uintptr_t)b.a_src;
+	w.sge[0].length = 100000;
+	w.sge[0].lkey = b.a_src_mr->stag;
+	w.rkey = b.b_dst_mr->stag;
+	w.remote_addr = (uint64_t)(uintptr_t)b.b_dst;
+	ck_assert_int_eq(rdmap_post_send(&p.a.qp, &w), 0);
+	ck_assert_int_eq(rdmap_qp_close(&p.a.qp), 0); /* not drained yet */
+	ck_assert_int_eq(p.a.qp.state, RDMAP_QPS_CLOSING);
+	ck_assert_int_eq(rdmap_post_send(&p.a.qp, &w), -EPIPE);
+	rp_pump(&p);
+	ck_assert_int_eq(rdmap_qp_close(&p.a.qp), 1);
+	ck_assert_int_eq(p.a.nswc, 1);
+	ck_assert_int_eq(p.a.swc[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_mem_eq(b.b_dst, b.a_src, 100000);
+	/* TCP closes: the unused receive is flushed */
+	rdmap_qp_conn_failed(&p.a.qp, -ECONNRESET);
+	ck_assert_int_eq(p.a.qp.state, RDMAP_QPS_ERROR);
+	ck_assert_int_eq(p.a.nrwc, 1);
+	ck_assert_uint_eq(p.a.rwc[0].wr_id, 9);
+	ck_assert_int_eq(p.a.rwc[0].status, RDMAP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(p.a.nerr, 1);
+	teardown(&p, &b);
+}
+END_TEST
+
 Suite *rdmap_loop_suite(void)
 {
 	Suite *s = suite_create("rdmap_loop");
@@ -489,6 +536,7 @@ Suite *rdmap_loop_suite(void)
 	tcase_add_loop_test(tc, mixed_bidirectional, 0, NCFG);
 	tcase_add_loop_test(tc, unsignaled_inline_inv_fence, 0, NCFG);
 	tcase_add_loop_test(tc, ord_queues_locally, 0, NCFG);
+	tcase_add_loop_test(tc, graceful_close, 0, NCFG);
 	suite_add_tcase(s, tc);
 	return s;
 }
