@@ -60,6 +60,19 @@ static uint32_t slot_index(const struct ddp_mem *m, uint32_t slot)
 	return (m->base + slot) & DDP_STAG_INDEX_MASK;
 }
 
+/* The next key of @slot (at @index).  STags 0 and 1 are never handed out
+ * (see ddp_mem_init): index 0 skips keys 0 and 1. */
+static uint8_t next_key(struct ddp_mem *m, uint32_t slot, uint32_t index)
+{
+	uint8_t key = m->keys[slot]++;
+
+	if (index == 0 && key <= 1) {
+		key = 2;
+		m->keys[slot] = 3;
+	}
+	return key;
+}
+
 int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, unsigned access,
 	       struct ddp_mr **mr)
 {
@@ -68,6 +81,8 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 	uint32_t index;
 
 	if (access & ~(unsigned)DDP_ACC_ALL)
+		return -EINVAL;
+	if (!addr && !len)
 		return -EINVAL;
 	if ((uintptr_t)addr + len < (uintptr_t)addr)
 		return -EINVAL;
@@ -79,13 +94,7 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 	slot = m->free[--m->nfree];
 	index = slot_index(m, slot);
 	r = &m->slots[slot];
-	r->stag = index << 8 | m->keys[slot];
-	/* never 0 or 1 (see ddp_mem_init) */
-	if (r->stag <= 1) {
-		m->keys[slot] += 2;
-		r->stag = index << 8 | m->keys[slot];
-	}
-	m->keys[slot]++;
+	r->stag = index << 8 | next_key(m, slot, index);
 	r->pd = pd;
 	r->addr = addr;
 	r->va = (uint64_t)(uintptr_t)addr;
@@ -159,7 +168,7 @@ int ddp_mr_revalidate(struct ddp_mem *m, struct ddp_mr *mr)
 
 	if (slot >= m->nslots || !mr->pd)
 		return -EINVAL;
-	mr->stag = (mr->stag & ~0xFFu) | m->keys[slot]++;
+	mr->stag = (mr->stag & ~0xFFu) | next_key(m, slot, mr->stag >> 8);
 	mr->valid = 1;
 	return 0;
 }

@@ -130,7 +130,8 @@ int mpa_rtr_match(unsigned rtr, const uint8_t *hdr, size_t hdr_len, size_t ulpdu
 
 /**
  * mpa_mulpdu() - RFC 5044 §4.5: the largest ULPDU that fits one segment of
- * @emss octets, with or without markers; never below 128.
+ * @emss octets, with or without markers; never below 128 nor above 64768
+ * (RFC 5044 §3).
  */
 uint32_t mpa_mulpdu(uint32_t emss, int markers);
 
@@ -189,7 +190,8 @@ struct mpa_ops {
  * @pd_max:       cap on PD_Length sent and accepted, 0..512 (siw: 256);
  *                default 512
  * @emss:         TCP effective MSS, for the transmit MULPDU; default 1460
- * @tx_ulpdu_max: cap on transmitted ULPDUs (0: derived from @emss)
+ * @tx_ulpdu_max: cap on transmitted ULPDUs (0: derived from @emss); at most
+ *                64768 (RFC 5044 §3)
  * @rx_ulpdu_max: largest ULPDU accepted; default 65535
  * @rx_hdr_min:   ULPDU header octets collected before rx_hdr_len (DDP: 14);
  *                a shorter ULPDU is a framing error
@@ -308,6 +310,7 @@ struct mpa_conn {
 	struct mpa_tx_slot *tx_slots;
 	struct iovec *tx_iov_pool;
 	uint8_t *tx_mk_pool;
+	uint8_t *tx_bounce; /* copy of a partly sent FPDU kept by mpa_tx_discard() */
 	unsigned tx_iov_per_slot;
 	unsigned tx_mk_per_slot;
 	unsigned tx_head;  /* oldest queued slot */
@@ -397,9 +400,11 @@ const char *mpa_ecode_name(uint8_t ecode);
  * initiator (RFC 5044 §7.1.2): they fail the connection with
  * MPA_ECODE_INVALID_RR, so an engine must not read past the Request before
  * it accepts (mpa_rx_lend() lends nothing in that state).
- * Returns -errno on failure (-EPROTO protocol error with the TERMINATE triple
- * recorded, -ECONNREFUSED refused by policy, or the layer above's error);
- * the connection is then in MPA_S_ERROR.
+ * Returns -errno on failure: -EPROTO protocol error with the TERMINATE triple
+ * recorded, or the layer above's error (the connection is then in
+ * MPA_S_ERROR); -ECONNREFUSED when a responder refuses a Request by policy
+ * (markers with accept_markers 0): the connection is then in MPA_S_REJECTED
+ * with the Reject Reply queued for sending.
  */
 ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len);
 
@@ -443,6 +448,17 @@ int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struc
  * gathering send (the handshake frame first).  Returns the count (0: none).
  */
 int mpa_tx_pending(struct mpa_conn *c, struct iovec *iov, int max);
+
+/**
+ * mpa_tx_discard() - drop every queued FPDU that has not started to go out
+ * (no tx_done for them).  An FPDU partly sent is kept, or the stream would
+ * lose its framing, but its octets are copied first: afterwards nothing
+ * queued references the caller's memory.  For a layer above that completes
+ * its work in error (RDMAP's move to ERROR).  Returns the number dropped,
+ * or -ENOMEM if the copy cannot be made (the connection must then be
+ * closed without sending more).
+ */
+int mpa_tx_discard(struct mpa_conn *c);
 
 /** mpa_tx_pending_bytes() - octets queued and not yet sent. */
 size_t mpa_tx_pending_bytes(const struct mpa_conn *c);

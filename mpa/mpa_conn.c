@@ -262,7 +262,7 @@ static int hs_reply_done(struct mpa_conn *c, const struct mpa_rr *rr)
 	/* The responder answers with the request's revision and S bit (RFC 6581
 	 * §10: "If the responder receives an enhanced MPA message, it MUST
 	 * respond with an enhanced MPA message", and the unenhanced likewise). */
-	if (rr->rev > c->cfg.rev || rr->enhanced != (c->cfg.rev >= MPA_REVISION_2 && rr->rev >= 2))
+	if (rr->rev != c->cfg.rev || rr->enhanced != (c->cfg.rev >= MPA_REVISION_2))
 		return mpa_fail(c, MPA_ECODE_INVALID_RR, -EPROTO);
 	c->rev = rr->rev;
 	c->deadline = UINT64_MAX;
@@ -305,8 +305,11 @@ static int hs_reply_done(struct mpa_conn *c, const struct mpa_rr *rr)
 			c->ord = rr->ird;
 		}
 	}
+	/* RFC 6581 §9.2: "If Control Flag A is 1 in the MPA Request message, then
+	 * the responder MUST set Control Flag A to 1 in the MPA reply" (siw
+	 * fails the connection the same way). */
 	if (c->cfg.p2p && !c->p2p)
-		c->rtr = MPA_RTR_NONE; /* client-server after all: no RTR */
+		return mpa_fail(c, MPA_ECODE_NO_MATCHING_RTR, -EPROTO);
 	if (c->p2p) {
 		uint8_t rtr[64];
 		ssize_t n;

@@ -222,7 +222,7 @@ uint32_t mpa_mulpdu(uint32_t emss, int markers)
 	/* "the MPA on TCP sender MUST NOT shrink the MULPDU below 128 octets" */
 	if (m < MPA_MULPDU_MIN)
 		m = MPA_MULPDU_MIN;
-	if (m > MPA_ULPDU_MAX)
-		m = MPA_ULPDU_MAX;
+	if (m > MPA_MULPDU_MAX)
+		m = MPA_MULPDU_MAX;
 	return m;
 }

@@ -21,7 +21,8 @@ int mpa_enter_full(struct mpa_conn *c)
 	unsigned mk = 0, iov_per;
 
 	if (c->cfg.tx_ulpdu_max)
-		mulpdu = c->cfg.tx_ulpdu_max > MPA_ULPDU_MAX ? MPA_ULPDU_MAX : c->cfg.tx_ulpdu_max;
+		mulpdu = c->cfg.tx_ulpdu_max > MPA_MULPDU_MAX ? MPA_MULPDU_MAX
+							      : c->cfg.tx_ulpdu_max;
 	else
 		mulpdu = mpa_mulpdu(c->cfg.emss, c->tx_markers);
 	fpdu_max = MPA_HDR_LEN + mulpdu + 3 + MPA_CRC_LEN;
@@ -59,9 +60,11 @@ void mpa_tx_teardown(struct mpa_conn *c)
 	free(c->tx_slots);
 	free(c->tx_iov_pool);
 	free(c->tx_mk_pool);
+	free(c->tx_bounce);
 	c->tx_slots = NULL;
 	c->tx_iov_pool = NULL;
 	c->tx_mk_pool = NULL;
+	c->tx_bounce = NULL;
 	c->tx_count = 0;
 }
 
@@ -175,6 +178,51 @@ int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struc
 	c->tx_fpdus_queued++;
 	c->tx_queued_bytes += s->len;
 	return 0;
+}
+
+int mpa_tx_discard(struct mpa_conn *c)
+{
+	unsigned keep = 0, dropped;
+	size_t drop = 0;
+
+	if (!c->tx_slots || !c->tx_count)
+		return 0;
+	if (c->tx_off) {
+		struct mpa_tx_slot *s = &c->tx_slots[c->tx_head];
+		size_t off = 0;
+
+		uint8_t *copy;
+
+		/* Error path only: the copy buffer is not worth keeping for every
+		 * connection (64 KiB each with loopback-sized FPDUs).  The head
+		 * may already live in an older copy: copy before freeing it. */
+		copy = malloc(s->len);
+		if (!copy)
+			return -ENOMEM;
+
+		for (unsigned j = 0; j < s->niov; j++) {
+			memcpy(copy + off, s->iov[j].iov_base, s->iov[j].iov_len);
+			off += s->iov[j].iov_len;
+		}
+		free(c->tx_bounce);
+		c->tx_bounce = copy;
+		s->iov[0].iov_base = c->tx_bounce;
+		s->iov[0].iov_len = off;
+		s->niov = 1;
+		keep = 1;
+	}
+	for (unsigned i = keep; i < c->tx_count; i++)
+		drop += c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth].len;
+	dropped = c->tx_count - keep;
+	c->tx_count = keep;
+	c->tx_queued_bytes -= drop;
+	/* the next FPDU starts where the kept ones end; markers stay every
+	 * 512 octets of the stream (RFC 5044 §4.3) */
+	c->tx_pos -= drop;
+	if (c->tx_markers)
+		c->tx_next_marker = (c->tx_pos + MPA_MARKER_PERIOD - 1) / MPA_MARKER_PERIOD *
+				    MPA_MARKER_PERIOD;
+	return (int)dropped;
 }
 
 /* RFC 5044 §7.1.2 rule 4: a responder sends no FPDU before it received and

@@ -55,8 +55,11 @@
 #define MPA_MARKER_LEN    4
 #define MPA_MARKER_PERIOD 512
 #define MPA_ULPDU_MAX     65535
-/* RFC 5044 §4.5: "MPA MUST NOT provide a MULPDU smaller than 128." */
+/* RFC 5044 §4.5: "MPA MUST NOT provide a MULPDU smaller than 128."
+ * RFC 5044 §3: "The range of MULPDU values MUST be between 128 octets and
+ * 64768 octets, inclusive."  (Receivers still take ULPDU_Length up to 65535.) */
 #define MPA_MULPDU_MIN 128
+#define MPA_MULPDU_MAX 64768
 
 /* RFC 5040 §7 / RFC 5044 §8: TERMINATE layer and the LLP (MPA) error codes. */
 #define MPA_TERM_LAYER_LLP 2

@@ -220,6 +220,12 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 	if (qp->state == RDMAP_QPS_ERROR)
 		return;
 	qp->state = RDMAP_QPS_ERROR;
+	/* The work requests complete below, and their memory is the
+	 * application's again: nothing still queued on MPA may point into it
+	 * (send_terminate() already dropped what was queued before our
+	 * TERMINATE, which stays). */
+	if (qp->mpa && !qp->term_sent)
+		mpa_tx_discard(qp->mpa);
 	/* Completed-but-unreported entries at the head keep their status. */
 	rdmap_sq_complete_ready(qp);
 	/*

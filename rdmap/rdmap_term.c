@@ -34,14 +34,34 @@ size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf)
 	return n;
 }
 
-static int plausible(uint8_t layer, uint8_t etype)
+/* Is @layer/@etype/@ecode a cause RFC 5040 Figure 9 defines (RFC 5044 §8
+ * and RFC 6581 for the LLP codes)?  The code matters: siw's "02 02" (LLP CRC)
+ * read in RFC order is 0/2/0x02, a defined layer and type but no code. */
+static int plausible(uint8_t layer, uint8_t etype, uint8_t ecode)
 {
 	switch (layer) {
 	case TERM_LAYER_RDMAP:
+		if (etype == RDMAP_ETYPE_CATASTROPHIC)
+			return 1; /* "Any value in this field is acceptable" */
+		if (ecode == RDMAP_ECODE_UNSPECIFIED)
+			return etype <= RDMAP_ETYPE_REMOTE_OP;
+		if (etype == RDMAP_ETYPE_REMOTE_PROT)
+			return ecode <= RDMAP_ECODE_TO_WRAP || ecode == RDMAP_ECODE_CANT_INVALIDATE;
+		if (etype == RDMAP_ETYPE_REMOTE_OP)
+			return ecode >= RDMAP_ECODE_INVALID_RDMAPV &&
+			       ecode <= RDMAP_ECODE_CANT_INVALIDATE;
+		return 0;
 	case TERM_LAYER_DDP:
-		return etype <= 2;
+		if (etype == DDP_ETYPE_CATASTROPHIC)
+			return ecode == DDP_ECODE_CATASTROPHIC;
+		if (etype == DDP_ETYPE_TAGGED)
+			return ecode <= DDP_ECODE_T_INVALID_DDPV;
+		if (etype == DDP_ETYPE_UNTAGGED)
+			return ecode >= DDP_ECODE_U_INVALID_QN && ecode <= DDP_ECODE_U_INVALID_DDPV;
+		return 0;
 	case TERM_LAYER_LLP:
-		return etype == 0;
+		return etype == MPA_TERM_ETYPE_LLP && ecode >= MPA_ECODE_TCP_LOST &&
+		       ecode <= MPA_ECODE_NO_MATCHING_RTR;
 	default:
 		return 0;
 	}
@@ -49,23 +69,28 @@ static int plausible(uint8_t layer, uint8_t etype)
 
 int rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
 {
-	uint8_t rfc_l = buf[0] >> 4, rfc_e = buf[0] & 0xF;
-	uint8_t siw_l = buf[0] & 0xF, siw_e = buf[0] >> 4;
-	uint8_t hdrct;
+	uint8_t rfc_l, rfc_e, siw_l, siw_e, hdrct;
 	size_t n = RDMAP_TERM_CTRL_LEN;
+	int rfc_ok, siw_ok;
 
 	memset(t, 0, sizeof(*t));
 	if (len < RDMAP_TERM_CTRL_LEN)
 		return -EBADMSG;
+	rfc_l = buf[0] >> 4;
+	rfc_e = buf[0] & 0xF;
+	siw_l = buf[0] & 0xF;
+	siw_e = buf[0] >> 4;
+	rfc_ok = plausible(rfc_l, rfc_e, buf[1]);
+	siw_ok = plausible(siw_l, siw_e, buf[1]);
 	/*
 	 * siw builds the control field from little-endian bitfields: Layer in
 	 * the low nibble, HdrCt M/D/R as 0x01/0x02/0x04 of octet 2 (seen on
 	 * the wire from siw 6.1).  Decide by which reading is a defined
-	 * layer/type pair, then by where the HdrCt bits are.
+	 * layer/type/code, then by where the HdrCt bits are.
 	 */
-	if (plausible(rfc_l, rfc_e) && !plausible(siw_l, siw_e)) {
+	if (rfc_ok && !siw_ok) {
 		t->siw_layout = 0;
-	} else if (!plausible(rfc_l, rfc_e) && plausible(siw_l, siw_e)) {
+	} else if (!rfc_ok && siw_ok) {
 		t->siw_layout = 1;
 	} else {
 		t->siw_layout = (buf[2] & 0x07) && !(buf[2] & 0xE0);

@@ -223,6 +223,10 @@ int rdmap_qp_progress(struct rdmap_qp *qp)
 	if (!qp->mpa)
 		return 0;
 	if (qp->term_pending && !qp->term_sent) {
+		/* RFC 5040 §6.2.1: after a Terminate "the state of all outstanding
+		 * RDMA Messages is indeterminate"; what has not started to leave
+		 * is dropped rather than sent ahead of it, and makes room for it. */
+		mpa_tx_discard(qp->mpa);
 		if (!mpa_tx_space(qp->mpa))
 			return 0;
 		ret = send_terminate(qp);
