@@ -104,7 +104,7 @@ help:
 	@echo "  make demo        install what is missing, build, run the demo (MPA framing benchmark)"
 	@echo "  make check       install, build, run the unit tests (Check framework)"
 	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
-	@echo "  make bench       CRC32C and MPA framing benchmarks (GB/s beside memcpy)"
+	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy)"
 	@echo "  make fuzz        build the libFuzzer targets with clang and run each FUZZ_TIME s (default 20)"
 	@echo "  make fuzz-long   the same for FUZZ_LONG_TIME s each (default 3600)"
 	@echo "  make deps        install the Debian packages the build needs (root)"
@@ -174,6 +174,7 @@ _demo: _build
 _bench: _build
 	$(Q)$(O)/bench/uiw-bench-crc32c
 	$(Q)$(O)/bench/uiw-bench-mpa_frame
+	$(Q)$(O)/bench/uiw-bench-rdmap_loop
 
 # libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the DDP/RDMAP receive path of a bound QP (RFC 5041 §7,
+ * RFC 5040 §7), reached through a real MPA connection in full operation.
+ *
+ * A pair of stacks is set up as tests/rdmap_pair.c does (markers off, so
+ * that the input reaches DDP rather than the deframer); one of them, the
+ * victim, registers memory regions with different rights, posts receives
+ * and a few Reads, Writes and Sends, and is then fed FPDUs described by the
+ * input.  Its output goes to a sink that checks it is well-formed.
+ *
+ * Input: one configuration octet, then records.
+ *  config bit 0     CRC on (the harness computes each FPDU's CRC)
+ *  config bit 1     the victim is the MPA initiator (else the responder)
+ *  config bit 2     receive through mpa_rx_lend()/mpa_rx_ack() (else mpa_rx())
+ *  config bits 3-5  split the stream: 0 whole FPDUs, k: random 1..4^(k-1) octets
+ *  config bit 6     post no work at the start (only what records post)
+ *  config bit 7     small queues (SQ 4, RQ 2, IRD/ORD 1) instead of 16, 8, 4
+ *  record, first octet bit 7 clear: an FPDU
+ *           bit 0   bad CRC (CRC on), or a non-zero CRC field (CRC off)
+ *           bit 1   no TO relocation (below) for this FPDU
+ *           bit 2   leave the victim's output queued (no sink after it), so
+ *                   that its transmit queue and IRD can fill up
+ *           bit 3   relocate TOs from the end of the region instead (TO is
+ *                   then the distance back from the octet after the region,
+ *                   so that small values probe the upper bound)
+ *           then ULPDU_Length (2 octets, big-endian), then that many ULPDU
+ *           octets (fewer if the input ends); the harness adds PAD and CRC
+ *  record, first octet bit 7 set: an action, (octet & 0x7F) % 10, with one
+ *           argument octet: 0 post a receive, 1 post a Read, 2 a Write,
+ *           3 a Send, 4 a local invalidate, 5 deregister a region,
+ *           6 re-validate a region, 7 graceful close, 8 move to ERROR,
+ *           9 the TCP connection closes
+ *
+ * STags are made deterministic (the STag table's random start and keys are
+ * overwritten): region i has STag (0x10 + i) << 8, see enum fz_region_id.
+ * Tagged offsets are virtual addresses, unknown to the input, so the
+ * harness relocates them: in a tagged header whose STag names region i (any
+ * key), and in a Read Request's source, the TO is taken as an offset into
+ * region i and the region's address is added (modulo 2^64, so every TO
+ * stays reachable; record bit 3 counts back from the region's end).
+ *
+ * Checked after every record: the guard octets around every region are
+ * intact; a region the peer may not write at that moment (no REMOTE_WRITE,
+ * another PD, invalidated, deregistered, or QP out of RTS) is unchanged,
+ * except, in the local-only region, the buffers of receives and Reads still
+ * outstanding; the victim's output is a sequence of valid FPDUs with at
+ * most one TERMINATE, last.  At the end the QP is moved to ERROR and every
+ * work request posted must have completed exactly once, in posting order.
+ * LeakSanitizer checks that nothing is left allocated.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "byteorder.h"
+#include "crc32c.h"
+#include "rdmap_pair.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(x)                 \
+	do {                     \
+		if (!(x))        \
+			abort(); \
+	} while (0)
+
+enum fz_region_id {
+	FZ_R_WRITE,   /* remote write: the peer may write anywhere in it */
+	FZ_R_READSRC, /* remote read only */
+	FZ_R_LOCAL,   /* local write only: receive buffers and Read sinks */
+	FZ_R_OTHERPD, /* all rights, but another protection domain */
+	FZ_R_INVAL,   /* remote write, invalidated before the input starts */
+	FZ_R_SRC,     /* no rights: the source of the victim's Writes and Sends */
+	FZ_NREG
+};
+
+#define FZ_STAG_BASE 0x10 /* STag index of region 0 */
+#define FZ_REG_LEN   4096
+#define FZ_GUARD     64
+#define FZ_MAXWR     512
+#define FZ_PEER_STAG 0x00AB0000u /* the peer's STags, as the victim names them */
+#define FZ_SINK_CAP  (256 * 1024)
+#define FZ_PEND_CAP  (FZ_SINK_CAP + 2 + 65535 + 3 + 4)
+
+static const unsigned fz_access[FZ_NREG] = {
+	[FZ_R_WRITE] = DDP_ACC_LOCAL_WRITE | DDP_ACC_REMOTE_WRITE,
+	[FZ_R_READSRC] = DDP_ACC_REMOTE_READ,
+	[FZ_R_LOCAL] = DDP_ACC_LOCAL_WRITE,
+	[FZ_R_OTHERPD] = DDP_ACC_ALL,
+	[FZ_R_INVAL] = DDP_ACC_ALL,
+	[FZ_R_SRC] = 0,
+};
+
+struct fz_region {
+	uint8_t *block; /* guard, region, guard */
+	uint8_t *base;
+	uint8_t *snap;	/* content after the previous record */
+	uint8_t *allow; /* FZ_R_LOCAL: octets the peer may write now */
+	struct ddp_mr *mr;
+	int registered;
+};
+
+/* A work request the victim posted, for the checks. */
+struct fz_wr {
+	uint64_t wr_id;
+	int read;   /* send queue: a Read (its sink is in FZ_R_LOCAL) */
+	size_t off; /* receive or Read sink: range in FZ_R_LOCAL */
+	size_t len;
+	int nsge;
+	struct rdmap_sge sge[RDMAP_MAX_SGE];
+	int done;
+};
+
+struct fz {
+	struct rp_pair p;
+	struct rp_host *v; /* the victim */
+	struct mpa_conn *vc;
+	struct ddp_pd pd2;
+	struct fz_region r[FZ_NREG];
+	int crc;
+	struct fz_wr sq[FZ_MAXWR], rq[FZ_MAXWR];
+	unsigned nsq, nrq;
+	int nswc_seen, nrwc_seen;
+	/* the sink: victim output not yet parsed */
+	uint8_t *pend;
+	size_t pend_len;
+	int term_seen;
+	unsigned out_fpdus;
+};
+
+static struct fz F;
+
+static void reg_fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 73 + i * 31 + (i >> 8));
+}
+
+/* The guard patterns: 0xA5 ^ i before region i, 0x5A ^ i after it. */
+static void guard_fill(uint8_t *p, uint8_t v)
+{
+	memset(p, v, FZ_GUARD);
+}
+
+static int regions_init(struct fz *f)
+{
+	ddp_pd_init(&f->v->mem, &f->pd2);
+	for (int i = 0; i < FZ_NREG; i++) {
+		struct fz_region *r = &f->r[i];
+
+		r->block = malloc(FZ_REG_LEN + 2 * FZ_GUARD);
+		r->snap = malloc(FZ_REG_LEN);
+		r->allow = calloc(1, FZ_REG_LEN);
+		if (!r->block || !r->snap || !r->allow)
+			return -ENOMEM;
+		r->base = r->block + FZ_GUARD;
+		guard_fill(r->block, 0xA5 ^ i);
+		guard_fill(r->base + FZ_REG_LEN, 0x5A ^ i);
+		reg_fill(r->base, FZ_REG_LEN, (unsigned)i);
+		memcpy(r->snap, r->base, FZ_REG_LEN);
+		if (ddp_mr_reg(&f->v->mem, i == FZ_R_OTHERPD ? &f->pd2 : &f->v->pd, r->base,
+			       FZ_REG_LEN, fz_access[i], &r->mr))
+			return -EINVAL;
+		/* registered in order from slot 0 (ddp_mem_init's free stack) */
+		CHECK(r->mr->stag >> 8 == (uint32_t)(FZ_STAG_BASE + i));
+		r->registered = 1;
+	}
+	return ddp_stag_invalidate(&f->v->mem, f->r[FZ_R_INVAL].mr->stag, &f->v->pd);
+}
+
+static void regions_free(struct fz *f)
+{
+	for (int i = 0; i < FZ_NREG; i++) {
+		free(f->r[i].block);
+		free(f->r[i].snap);
+		free(f->r[i].allow);
+	}
+}
+
+static int region_open(const struct fz *f, int i)
+{
+	const struct fz_region *r = &f->r[i];
+	enum rdmap_qp_state s = f->v->qp.state;
+
+	return r->registered && r->mr->valid && r->mr->pd == &f->v->pd &&
+	       (s == RDMAP_QPS_RTS || s == RDMAP_QPS_CLOSING);
+}
+
+/* Before a record: what the peer may write during it. */
+static void allow_compute(struct fz *f)
+{
+	struct fz_region *l = &f->r[FZ_R_LOCAL];
+
+	memset(l->allow, 0, FZ_REG_LEN);
+	for (unsigned i = 0; i < f->nrq; i++) {
+		if (f->rq[i].done)
+			continue;
+		for (int k = 0; k < f->rq[i].nsge; k++) {
+			const struct rdmap_sge *s = &f->rq[i].sge[k];
+			uint8_t *a = (uint8_t *)(uintptr_t)s->addr;
+
+			if (s->length && a >= l->base && a + s->length <= l->base + FZ_REG_LEN)
+				memset(l->allow + (a - l->base), 1, s->length);
+		}
+	}
+	for (unsigned i = 0; i < f->nsq; i++)
+		if (f->sq[i].read && !f->sq[i].done && f->sq[i].len)
+			memset(l->allow + f->sq[i].off, 1, f->sq[i].len);
+}
+
+static void regions_check(struct fz *f, const int open[FZ_NREG])
+{
+	uint8_t lo[FZ_GUARD], hi[FZ_GUARD];
+
+	for (int i = 0; i < FZ_NREG; i++) {
+		struct fz_region *r = &f->r[i];
+
+		guard_fill(lo, 0xA5 ^ i);
+		guard_fill(hi, 0x5A ^ i);
+		CHECK(memcmp(r->block, lo, FZ_GUARD) == 0);
+		CHECK(memcmp(r->base + FZ_REG_LEN, hi, FZ_GUARD) == 0);
+		/* (the byte loop only when something changed: it is slow under
+		 * the fuzzer's comparison tracing) */
+		if ((!open[i] || !(fz_access[i] & DDP_ACC_REMOTE_WRITE)) &&
+		    memcmp(r->base, r->snap, FZ_REG_LEN) != 0) {
+			CHECK(i == FZ_R_LOCAL && open[i]);
+			for (size_t k = 0; k < FZ_REG_LEN; k++)
+				CHECK(r->allow[k] || r->base[k] == r->snap[k]);
+		}
+		memcpy(r->snap, r->base, FZ_REG_LEN);
+	}
+}
+
+/* Mark what completed since last time, checking the order as we go. */
+static void completions_scan(struct fz *f)
+{
+	struct rp_host *v = f->v;
+
+	for (; f->nswc_seen < v->nswc; f->nswc_seen++) {
+		const struct rdmap_wc *wc = &v->swc[f->nswc_seen];
+		struct fz_wr *w;
+
+		/* RFC 5040 §5.5 rule 15: in the order submitted */
+		CHECK((unsigned)f->nswc_seen < f->nsq);
+		w = &f->sq[f->nswc_seen];
+		CHECK(wc->wr_id == w->wr_id && !w->done);
+		if (w->read && wc->status == RDMAP_WC_SUCCESS)
+			CHECK(wc->byte_len == w->len && wc->opcode == RDMAP_WC_RDMA_READ);
+		w->done = 1;
+	}
+	for (; f->nrwc_seen < v->nrwc; f->nrwc_seen++) {
+		const struct rdmap_wc *wc = &v->rwc[f->nrwc_seen];
+		struct fz_wr *w;
+
+		CHECK((unsigned)f->nrwc_seen < f->nrq);
+		w = &f->rq[f->nrwc_seen];
+		CHECK(wc->wr_id == w->wr_id && !w->done);
+		CHECK(wc->opcode == RDMAP_WC_RECV);
+		if (wc->status == RDMAP_WC_SUCCESS)
+			CHECK(wc->byte_len <= w->len);
+		w->done = 1;
+	}
+}
+
+/* One FPDU the victim sent: framing, CRC, DDP and RDMAP headers. */
+static void out_fpdu(struct fz *f, const uint8_t *p, size_t ulen, size_t pad)
+{
+	const uint8_t *u = p + MPA_HDR_LEN;
+	struct ddp_hdr h;
+	uint8_t op;
+	uint32_t crc = get_le32(u + ulen + pad);
+
+	CHECK(!f->term_seen); /* nothing after a TERMINATE */
+	CHECK(ulen >= DDP_TAGGED_HDR_LEN && ulen <= mpa_tx_mulpdu(f->vc));
+	for (size_t i = 0; i < pad; i++)
+		CHECK(u[ulen + i] == 0);
+	if (f->crc)
+		CHECK(crc == mpa_crc32c(p, MPA_HDR_LEN + ulen + pad));
+	else
+		CHECK(crc == 0);
+	CHECK(ddp_hdr_decode(u, ulen, &h) > 0);
+	CHECK(h.dv == DDP_VERSION && (u[0] & DDP_CTRL_RSVD) == 0);
+	CHECK(h.ulp_ctrl >> RDMAP_CTRL_RV_SHIFT == RDMAP_VERSION);
+	op = h.ulp_ctrl & RDMAP_CTRL_OPCODE;
+	CHECK(op < RDMAP_NOPCODES);
+	CHECK(h.tagged == (op == RDMAP_OP_WRITE || op == RDMAP_OP_READ_RESP));
+	if (op == RDMAP_OP_TERMINATE) {
+		struct rdmap_term t;
+
+		CHECK(h.last && h.qn == DDP_QN_TERMINATE && h.msn == 1 && h.mo == 0);
+		CHECK(rdmap_term_decode(u + DDP_UNTAGGED_HDR_LEN, ulen - DDP_UNTAGGED_HDR_LEN,
+					&t) == 0);
+		CHECK(!t.siw_layout);
+		f->term_seen = 1;
+	} else if (op == RDMAP_OP_READ_REQ) {
+		CHECK(ulen == DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN && h.qn == DDP_QN_READ_REQ);
+	} else if (!h.tagged) {
+		CHECK(h.qn == DDP_QN_SEND);
+	}
+	f->out_fpdus++;
+}
+
+/* Drain the victim's output and parse it as an FPDU stream. */
+static void sink(struct fz *f)
+{
+	for (;;) {
+		size_t n =
+			rp_capture(&f->p, f->v, f->pend + f->pend_len, FZ_PEND_CAP - f->pend_len);
+		size_t off = 0;
+
+		f->pend_len += n;
+		while (f->pend_len - off >= MPA_HDR_LEN) {
+			size_t ulen = get_be16(f->pend + off);
+			size_t pad = (4 - ((MPA_HDR_LEN + ulen) & 3)) & 3;
+			size_t total = MPA_HDR_LEN + ulen + pad + MPA_CRC_LEN;
+
+			if (f->pend_len - off < total)
+				break;
+			out_fpdu(f, f->pend + off, ulen, pad);
+			off += total;
+		}
+		memmove(f->pend, f->pend + off, f->pend_len - off);
+		f->pend_len -= off;
+		if (!n)
+			break;
+	}
+}
+
+static struct fz_region *region_by_stag(struct fz *f, uint32_t stag)
+{
+	uint32_t idx = stag >> 8;
+
+	if (idx < FZ_STAG_BASE || idx >= FZ_STAG_BASE + FZ_NREG)
+		return NULL;
+	return &f->r[idx - FZ_STAG_BASE];
+}
+
+static void relocate(struct fz *f, uint8_t *off_p, uint32_t stag, int from_end)
+{
+	struct fz_region *r = region_by_stag(f, stag);
+	uint64_t base;
+
+	if (!r)
+		return;
+	base = (uint64_t)(uintptr_t)r->base;
+	if (from_end)
+		put_be64(off_p, base + FZ_REG_LEN - get_be64(off_p));
+	else
+		put_be64(off_p, base + get_be64(off_p));
+}
+
+/* Frame one ULPDU and feed it to the victim. */
+static void inject(struct fz *f, uint8_t kind, const uint8_t *ulpdu, size_t ulen)
+{
+	static uint8_t buf[MPA_HDR_LEN + 65535 + 3 + MPA_CRC_LEN];
+	uint8_t *u = buf + MPA_HDR_LEN;
+	size_t pad = (4 - ((MPA_HDR_LEN + ulen) & 3)) & 3;
+	uint32_t crc = 0;
+
+	put_be16(buf, (uint16_t)ulen);
+	memcpy(u, ulpdu, ulen);
+	memset(u + ulen, 0, pad);
+	if (!(kind & 2) && ulen >= DDP_TAGGED_HDR_LEN) {
+		if (u[0] & DDP_CTRL_T)
+			relocate(f, u + DDP_OFF_TO, get_be32(u + DDP_OFF_STAG), kind & 8);
+		else if ((u[1] & RDMAP_CTRL_OPCODE) == RDMAP_OP_READ_REQ &&
+			 ulen >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
+			relocate(f, u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_OFF_SRC_TO,
+				 get_be32(u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_OFF_SRC_STAG),
+				 kind & 8);
+	}
+	if (f->crc)
+		crc = mpa_crc32c(buf, MPA_HDR_LEN + ulen + pad) ^ ((kind & 1) ? 0x00800000u : 0);
+	else if (kind & 1)
+		crc = 0xDEADBEEF; /* RFC 5044 §4.4: "may contain any value" */
+	put_le32(u + ulen + pad, crc);
+	rp_inject(&f->p, f->v, buf, MPA_HDR_LEN + ulen + pad + MPA_CRC_LEN);
+}
+
+static struct fz_wr *new_wr(struct fz_wr *tab, unsigned *n)
+{
+	struct fz_wr *w;
+
+	if (*n == FZ_MAXWR)
+		return NULL;
+	w = &tab[*n];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = 0x1000 + *n;
+	return w;
+}
+
+static void post_recv(struct fz *f, uint8_t arg)
+{
+	struct fz_region *l = &f->r[arg == 0xFF ? FZ_R_WRITE : FZ_R_LOCAL];
+	struct fz_wr *w = new_wr(f->rq, &f->nrq);
+	struct rdmap_recv_wr r = {0};
+	size_t off = (size_t)(arg & 7) * 256, len = (size_t)32 << ((arg >> 3) & 3);
+	int nsge = 1 + (arg >> 5) % 3;
+
+	if (!w)
+		return;
+	r.wr_id = w->wr_id;
+	r.num_sge = nsge;
+	for (int k = 0; k < nsge; k++) {
+		size_t piece = k == nsge - 1 ? len - (len / nsge) * k : len / nsge;
+
+		r.sge[k].addr = (uint64_t)(uintptr_t)(l->base + off + (len / nsge) * k);
+		r.sge[k].length = (uint32_t)piece;
+		r.sge[k].lkey = l->mr ? l->mr->stag : 0;
+	}
+	w->off = off;
+	w->len = len;
+	w->nsge = nsge;
+	memcpy(w->sge, r.sge, sizeof(r.sge));
+	if (rdmap_post_recv(&f->v->qp, &r) == 0)
+		f->nrq++;
+}
+
+/* The standard receives: sizes and SGE layouts of every kind. */
+static void post_recv_set(struct fz *f)
+{
+	static const struct {
+		uint16_t off, len;
+	} sg[4][3] = {
+		{{0, 512}},
+		{{512, 100}, {700, 324}},
+		{{1024, 1}, {0, 0}, {1100, 436}},
+		{{1536, 64}},
+	};
+	static const int nsge[4] = {1, 2, 3, 1};
+	struct fz_region *l = &f->r[FZ_R_LOCAL];
+
+	for (int i = 0; i < 4; i++) {
+		struct fz_wr *w = new_wr(f->rq, &f->nrq);
+		struct rdmap_recv_wr r = {0};
+
+		if (!w)
+			return;
+		r.wr_id = w->wr_id;
+		r.num_sge = nsge[i];
+		for (int k = 0; k < nsge[i]; k++) {
+			r.sge[k].length = sg[i][k].len;
+			/* a zero-length SGE needs no valid address or key */
+			if (sg[i][k].len) {
+				r.sge[k].addr = (uint64_t)(uintptr_t)(l->base + sg[i][k].off);
+				r.sge[k].lkey = l->mr->stag;
+			}
+			w->len += sg[i][k].len;
+		}
+		w->nsge = nsge[i];
+		memcpy(w->sge, r.sge, sizeof(r.sge));
+		if (rdmap_post_recv(&f->v->qp, &r) == 0)
+			f->nrq++;
+	}
+}
+
+static void post_send(struct fz *f, enum rdmap_wr_opcode op, size_t off, size_t len, unsigned flags,
+		      uint32_t rkey)
+{
+	struct fz_wr *w = new_wr(f->sq, &f->nsq);
+	struct fz_region *src = &f->r[op == RDMAP_WR_READ ? FZ_R_LOCAL : FZ_R_SRC];
+	struct rdmap_send_wr s = {0};
+
+	if (!w)
+		return;
+	s.wr_id = w->wr_id;
+	s.opcode = op;
+	s.flags = RDMAP_WR_SIGNALED | flags;
+	if (op != RDMAP_WR_LOCAL_INV) {
+		s.num_sge = 1;
+		s.sge[0].addr = (uint64_t)(uintptr_t)(src->base + off);
+		s.sge[0].length = (uint32_t)len;
+		s.sge[0].lkey = src->mr ? src->mr->stag : 0;
+	}
+	s.rkey = rkey;
+	s.remote_addr = 0x100000 + off;
+	s.inv_stag = rkey;
+	w->read = op == RDMAP_WR_READ;
+	w->off = off;
+	w->len = len;
+	if (rdmap_post_send(&f->v->qp, &s) == 0)
+		f->nsq++;
+}
+
+/* Reads into FZ_R_LOCAL [2048, 4096), a Write and Sends from FZ_R_SRC. */
+static void post_send_set(struct fz *f)
+{
+	post_send(f, RDMAP_WR_READ, 2048, 256, 0, FZ_PEER_STAG | 0x100);
+	post_send(f, RDMAP_WR_WRITE, 0, 300, 0, FZ_PEER_STAG | 0x200);
+	post_send(f, RDMAP_WR_SEND, 0, 100, 0, 0);
+	post_send(f, RDMAP_WR_READ, 2304, 1000, 0, FZ_PEER_STAG | 0x300);
+	post_send(f, RDMAP_WR_SEND_INV, 0, 0, RDMAP_WR_SOLICITED, FZ_PEER_STAG | 0x400);
+	post_send(f, RDMAP_WR_READ, 3400, 0, 0, FZ_PEER_STAG | 0x500);
+}
+
+static void action(struct fz *f, uint8_t a, uint8_t arg)
+{
+	struct fz_region *r = &f->r[arg % FZ_NREG];
+
+	switch (a % 10) {
+	case 0:
+		post_recv(f, arg);
+		break;
+	case 1:
+		post_send(f, RDMAP_WR_READ, 2048 + (size_t)(arg & 7) * 128, (size_t)(arg >> 3) * 16,
+			  (arg & 0x80) ? RDMAP_WR_FENCE : 0, FZ_PEER_STAG | arg);
+		break;
+	case 2:
+		post_send(f, RDMAP_WR_WRITE, 0, (size_t)arg * 7, 0, FZ_PEER_STAG | arg);
+		break;
+	case 3:
+		post_send(f, (arg & 2) ? RDMAP_WR_SEND_INV : RDMAP_WR_SEND, 0,
+			  (arg & 4) ? (size_t)(arg >> 3) * 2 : (size_t)(arg >> 3) * 33,
+			  ((arg & 1) ? RDMAP_WR_SOLICITED : 0) | ((arg & 4) ? RDMAP_WR_INLINE : 0),
+			  FZ_PEER_STAG | arg);
+		break;
+	case 4:
+		post_send(f, RDMAP_WR_LOCAL_INV, 0, 0, 0,
+			  (uint32_t)(FZ_STAG_BASE + arg % FZ_NREG) << 8 |
+				  (r->registered ? (r->mr->stag & 0xFF) : 0));
+		break;
+	case 5:
+		if (r->registered) {
+			ddp_mr_dereg(&f->v->mem, r->mr);
+			r->registered = 0;
+			r->mr = NULL;
+		}
+		break;
+	case 6:
+		if (r->registered && !r->mr->valid)
+			CHECK(ddp_mr_revalidate(&f->v->mem, r->mr) == 0);
+		break;
+	case 7:
+		rdmap_qp_close(&f->v->qp);
+		break;
+	case 8:
+		rdmap_qp_modify_error(&f->v->qp);
+		break;
+	default:
+		/* the engine saw TCP close: nothing more is received */
+		rdmap_qp_conn_failed(&f->v->qp, -ECONNRESET);
+		f->v->conn_failed = 1;
+		break;
+	}
+}
+
+static void step_begin(struct fz *f, int open[FZ_NREG])
+{
+	completions_scan(f);
+	allow_compute(f);
+	for (int i = 0; i < FZ_NREG; i++)
+		open[i] = region_open(f, i);
+}
+
+static void step_end(struct fz *f, const int open[FZ_NREG], int drain)
+{
+	if (drain)
+		sink(f);
+	completions_scan(f);
+	regions_check(f, open);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const size_t chunks[8] = {0, 1, 4, 16, 64, 256, 1024, 4096};
+	struct fz *f = &F;
+	struct mpa_cfg ic, rc;
+	struct rdmap_qp_cfg q = {
+		.max_send_wr = 16, .max_recv_wr = 8, .max_inline = 64, .ird = 4, .ord = 4};
+	int open[FZ_NREG];
+	uint8_t cfg;
+	size_t i = 1;
+
+	if (size < 1)
+		return 0;
+	cfg = data[0];
+	memset(f->r, 0, sizeof(f->r));
+	f->nsq = f->nrq = 0;
+	f->nswc_seen = f->nrwc_seen = 0;
+	f->pend_len = 0;
+	f->term_seen = 0;
+	f->out_fpdus = 0;
+	f->crc = cfg & 1;
+	if (!f->pend) {
+		f->pend = malloc(FZ_PEND_CAP);
+		CHECK(f->pend);
+	}
+	if (cfg & 0x80) {
+		q.max_send_wr = 4;
+		q.max_recv_wr = 2;
+		q.ird = q.ord = 1;
+	}
+	mpa_cfg_init(&ic, MPA_ROLE_INITIATOR);
+	mpa_cfg_init(&rc, MPA_ROLE_RESPONDER);
+	ic.crc = rc.crc = f->crc;
+	ic.markers = rc.markers = 0;
+	ic.ird = ic.ord = rc.ird = rc.ord = q.ird;
+	CHECK(rp_init(&f->p, &ic, &rc, &q, cfg) == 0);
+	CHECK(f->p.mpa.ini.c.crc_on == f->crc);
+	f->p.lend = !!(cfg & 4);
+	f->p.max_chunk = chunks[(cfg >> 3) & 7];
+	f->v = (cfg & 2) ? &f->p.a : &f->p.b;
+	f->vc = (cfg & 2) ? &f->p.mpa.ini.c : &f->p.mpa.rsp.c;
+	/* deterministic STags: index FZ_STAG_BASE + slot, key 0 */
+	f->v->mem.base = FZ_STAG_BASE;
+	memset(f->v->mem.keys, 0, f->v->mem.nslots);
+	CHECK(regions_init(f) == 0);
+
+	step_begin(f, open);
+	if (!(cfg & 0x40)) {
+		post_recv_set(f);
+		post_send_set(f);
+	}
+	step_end(f, open, 1);
+
+	while (i < size) {
+		uint8_t c = data[i++];
+		int drain = 1;
+
+		step_begin(f, open);
+		if (c & 0x80) {
+			action(f, c & 0x7F, i < size ? data[i] : 0);
+			i++;
+		} else {
+			size_t ulen;
+
+			if (size - i < 2)
+				break;
+			ulen = get_be16(data + i);
+			i += 2;
+			if (ulen > size - i)
+				ulen = size - i;
+			if (!f->v->conn_failed)
+				inject(f, c, data + i, ulen);
+			i += ulen;
+			drain = !(c & 4);
+		}
+		step_end(f, open, drain);
+	}
+
+	/* the end: everything posted completes exactly once, in order */
+	step_begin(f, open);
+	rdmap_qp_modify_error(&f->v->qp);
+	step_end(f, open, 1);
+	CHECK(f->v->qp.state == RDMAP_QPS_ERROR);
+	CHECK((unsigned)f->nswc_seen == f->nsq && (unsigned)f->nrwc_seen == f->nrq);
+
+	rp_destroy(&f->p);
+	regions_free(f);
+	return 0;
+}
