@@ -21,7 +21,7 @@
 #define DDP_ACC_LOCAL_WRITE  0x1
 #define DDP_ACC_REMOTE_WRITE 0x2
 #define DDP_ACC_REMOTE_READ  0x4
-#define DDP_ACC_ALL          0x7
+#define DDP_ACC_ALL	     0x7
 
 #define DDP_STAG_INDEX_BITS 24
 #define DDP_STAG_INDEX_MASK 0xFFFFFFu
@@ -32,21 +32,21 @@ struct ddp_pd {
 };
 
 struct ddp_mr {
-	uint32_t stag;   /* index << 8 | key */
+	uint32_t stag; /* index << 8 | key */
 	struct ddp_pd *pd;
-	uint8_t *addr;   /* local address of the first octet */
-	uint64_t va;     /* tagged offset of the first octet (== addr) */
+	uint8_t *addr; /* local address of the first octet */
+	uint64_t va;   /* tagged offset of the first octet (== addr) */
 	uint64_t length;
 	unsigned access;
-	int valid;       /* 0 after invalidation: the STag is refused until re-validated */
+	int valid; /* 0 after invalidation: the STag is refused until re-validated */
 };
 
 struct ddp_mem {
 	struct ddp_mr *slots;
-	uint8_t *keys;       /* next key per slot */
+	uint8_t *keys; /* next key per slot */
 	uint32_t nslots;
-	uint32_t base;       /* index of slot 0 (random) */
-	uint32_t *free;      /* free slot stack */
+	uint32_t base;	/* index of slot 0 (random) */
+	uint32_t *free; /* free slot stack */
 	uint32_t nfree;
 	uint32_t next_pd;
 };
@@ -54,11 +54,11 @@ struct ddp_mem {
 /* Results of an STag check, in RFC 5040 order: valid, PD, rights, bounds. */
 enum ddp_stag_err {
 	DDP_STAG_OK = 0,
-	DDP_STAG_INVALID,   /* no such STag, wrong key, or invalidated */
-	DDP_STAG_PD,        /* not associated with this stream's PD */
-	DDP_STAG_ACCESS,    /* access rights do not allow the operation */
-	DDP_STAG_BOUNDS,    /* outside base and bounds */
-	DDP_STAG_WRAP       /* TO + length wraps 2^64 */
+	DDP_STAG_INVALID, /* no such STag, wrong key, or invalidated */
+	DDP_STAG_PD,	  /* not associated with this stream's PD */
+	DDP_STAG_ACCESS,  /* access rights do not allow the operation */
+	DDP_STAG_BOUNDS,  /* outside base and bounds */
+	DDP_STAG_WRAP	  /* TO + length wraps 2^64 */
 };
 
 /**

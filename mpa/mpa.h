@@ -221,13 +221,13 @@ struct mpa_cfg {
 };
 
 enum mpa_state {
-	MPA_S_IDLE = 0,  /* not started */
-	MPA_S_REQ_WAIT,  /* responder: waiting for the Request */
-	MPA_S_REQ_RCVD,  /* responder: Request delivered, ULP to accept or reject */
-	MPA_S_REP_WAIT,  /* initiator: Request queued, waiting for the Reply */
-	MPA_S_FULL,      /* full operation */
-	MPA_S_REJECTED,  /* a Reject was sent or received: MPA has exited */
-	MPA_S_ERROR      /* failed: nothing more is delivered */
+	MPA_S_IDLE = 0, /* not started */
+	MPA_S_REQ_WAIT, /* responder: waiting for the Request */
+	MPA_S_REQ_RCVD, /* responder: Request delivered, ULP to accept or reject */
+	MPA_S_REP_WAIT, /* initiator: Request queued, waiting for the Reply */
+	MPA_S_FULL,	/* full operation */
+	MPA_S_REJECTED, /* a Reject was sent or received: MPA has exited */
+	MPA_S_ERROR	/* failed: nothing more is delivered */
 };
 
 /* Receive parts of full operation (internal, exposed for the state copy). */
@@ -235,20 +235,20 @@ enum mpa_rx_part { MPA_RXP_HEAD, MPA_RXP_HREST, MPA_RXP_PAYLOAD, MPA_RXP_TRAILER
 
 /* The receive cursor; kept apart so that mpa_rx_lend() can walk a copy. */
 struct mpa_rx_state {
-	uint64_t pos;         /* octets of full operation received (markers included) */
+	uint64_t pos;	      /* octets of full operation received (markers included) */
 	uint64_t next_marker; /* stream position of the next marker */
 	uint64_t len_pos;     /* position of the current FPDU's ULPDU_Length */
 	enum mpa_rx_part part;
-	size_t off;           /* octets of the current part received */
-	size_t need;          /* size of the current part */
+	size_t off;  /* octets of the current part received */
+	size_t need; /* size of the current part */
 	uint16_t ulpdu_len;
 	uint16_t hdr_len;
 	uint8_t pad;
 	uint8_t mk_have;      /* octets of the current marker received */
 	uint8_t fpdu_started; /* an octet of the current FPDU proper was received */
 	uint8_t marker_bad;
-	uint8_t flags;        /* MPA_RX_F_* of the current FPDU */
-	uint8_t hdr_idx;      /* which rx_hdr buffer the current FPDU uses */
+	uint8_t flags;	 /* MPA_RX_F_* of the current FPDU */
+	uint8_t hdr_idx; /* which rx_hdr buffer the current FPDU uses */
 	uint8_t ndst;
 	uint8_t dst_idx;
 	size_t dst_off;
@@ -266,16 +266,16 @@ struct mpa_conn {
 
 	/* negotiated */
 	uint8_t rev;
-	int enhanced;        /* RFC 6581 S: IRD/ORD words exchanged */
+	int enhanced; /* RFC 6581 S: IRD/ORD words exchanged */
 	int crc_on;
 	int tx_markers;
 	int rx_markers;
 	int p2p;
-	unsigned rtr;        /* peer-to-peer: initiator: the RTR kind sent;
-				responder: the kinds advertised (and accepted) */
+	unsigned rtr; /* peer-to-peer: initiator: the RTR kind sent;
+			 responder: the kinds advertised (and accepted) */
 	uint16_t peer_ird;
 	uint16_t peer_ord;
-	uint16_t ird;        /* our announced IRD and ORD (ORD lowered to the peer's IRD) */
+	uint16_t ird; /* our announced IRD and ORD (ORD lowered to the peer's IRD) */
 	uint16_t ord;
 	uint32_t tx_mulpdu;
 
@@ -315,7 +315,7 @@ struct mpa_conn {
 	unsigned tx_mk_per_slot;
 	unsigned tx_head;  /* oldest queued slot */
 	unsigned tx_count; /* queued slots */
-	size_t tx_off;     /* octets of the oldest slot already sent */
+	size_t tx_off;	   /* octets of the oldest slot already sent */
 	uint64_t tx_pos;   /* full-operation octets queued (markers included) */
 	uint64_t tx_next_marker;
 	size_t tx_queued_bytes; /* octets in queued FPDUs not yet sent */
@@ -358,8 +358,8 @@ int mpa_conn_start(struct mpa_conn *c, const void *pd, size_t pd_len, uint64_t n
  * revision-2 Reply.  Returns 0, -EINVAL if no Request is pending, -EMSGSIZE,
  * -ENOMEM.
  */
-int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t ird,
-		    uint16_t ord, uint64_t now);
+int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t ird, uint16_t ord,
+		    uint64_t now);
 
 /**
  * mpa_conn_reject() - responder: answer with a Reply with R=1 carrying @pd;

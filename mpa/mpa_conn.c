@@ -96,8 +96,8 @@ int mpa_conn_term(const struct mpa_conn *c, uint8_t *layer, uint8_t *etype, uint
 
 const char *mpa_state_name(enum mpa_state s)
 {
-	static const char *const names[] = {"idle",     "request-wait", "request-received",
-					    "reply-wait", "full",       "rejected",
+	static const char *const names[] = {"idle",	  "request-wait", "request-received",
+					    "reply-wait", "full",	  "rejected",
 					    "error"};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
@@ -246,7 +246,7 @@ static int hs_request_done(struct mpa_conn *c, const struct mpa_rr *rr)
 		c->rtr = rr->rtr & c->cfg.rtr;
 		if (!c->rtr)
 			c->rtr = (c->cfg.rtr & MPA_RTR_WRITE) ? MPA_RTR_WRITE
-							     : choose_rtr(c->cfg.rtr, 1);
+							      : choose_rtr(c->cfg.rtr, 1);
 	}
 	c->state = MPA_S_REQ_RCVD;
 	c->deadline = UINT64_MAX; /* the ULP's decision is not MPA's to time */
@@ -347,8 +347,8 @@ int mpa_hs_frame_done(struct mpa_conn *c)
 	return want_reply ? hs_reply_done(c, &rr) : hs_request_done(c, &rr);
 }
 
-int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t ird,
-		    uint16_t ord, uint64_t now)
+int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t ird, uint16_t ord,
+		    uint64_t now)
 {
 	struct mpa_rr rep = {0};
 	int ret;

@@ -59,8 +59,8 @@ static uint32_t gf2_multmodp(uint32_t a, uint32_t b)
 
 uint32_t mpa_crc32c_shift(uint32_t state, uint64_t len)
 {
-	uint32_t r = 1u << 31;       /* x^0 */
-	uint32_t base = 1u << 23;    /* x^8: one byte */
+	uint32_t r = 1u << 31;	  /* x^0 */
+	uint32_t base = 1u << 23; /* x^8: one byte */
 
 	while (len) {
 		if (len & 1)
@@ -96,9 +96,9 @@ static uint32_t crc_table_update(uint32_t crc, const uint8_t *p, size_t len)
 		uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
 			      (uint32_t)p[7] << 24;
 		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
-		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
-		      crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
-		      crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][hi & 0xff] ^
+		      crc_tab[2][(hi >> 8) & 0xff] ^ crc_tab[1][(hi >> 16) & 0xff] ^
+		      crc_tab[0][hi >> 24];
 		p += 8;
 		len -= 8;
 	}
@@ -109,7 +109,7 @@ static uint32_t crc_table_update(uint32_t crc, const uint8_t *p, size_t len)
 
 #ifdef UIW_HAVE_SSE42_CODE
 __attribute__((target("sse4.2"))) static uint32_t sse42_one_chain(uint32_t crc, const uint8_t *p,
-								   size_t len)
+								  size_t len)
 {
 	uint64_t c = crc;
 
@@ -130,9 +130,8 @@ __attribute__((target("sse4.2"))) static uint32_t sse42_one_chain(uint32_t crc, 
 	return (uint32_t)c;
 }
 
-__attribute__((target("sse4.2"))) static uint32_t sse42_rounds(uint32_t crc, const uint8_t **pp,
-								size_t *lenp, size_t blk,
-								uint32_t t[4][256])
+__attribute__((target("sse4.2"))) static uint32_t
+sse42_rounds(uint32_t crc, const uint8_t **pp, size_t *lenp, size_t blk, uint32_t t[4][256])
 {
 	const uint8_t *p = *pp;
 	size_t len = *lenp;
@@ -225,7 +224,8 @@ static void crc_init_once(void)
 	}
 	for (uint32_t i = 0; i < 256; i++)
 		for (int s = 1; s < 8; s++)
-			crc_tab[s][i] = (crc_tab[s - 1][i] >> 8) ^ crc_tab[0][crc_tab[s - 1][i] & 0xff];
+			crc_tab[s][i] =
+				(crc_tab[s - 1][i] >> 8) ^ crc_tab[0][crc_tab[s - 1][i] & 0xff];
 	build_shift_table(shift_long, LONG_BLK);
 	build_shift_table(shift_short, SHORT_BLK);
 	crc_cpu_sse42 = mpa_crc32c_available(MPA_CRC32C_SSE42);

@@ -68,9 +68,10 @@ ssize_t mpa_rr_parse(const uint8_t *buf, size_t len, int want_reply, uint16_t pd
 		rr->p2p = !!(w0 & MPA_V2_PEER_TO_PEER);
 		/* RFC 6581 §9.2: "On reception, if Control Flag A is set to 0,
 		 * then Control Flags B, C, and D MUST be ignored." */
-		rr->rtr = !rr->p2p ? 0 : ((w0 & MPA_V2_RTR_SEND) ? MPA_RTR_SEND : 0) |
-			  ((w1 & MPA_V2_RTR_WRITE) ? MPA_RTR_WRITE : 0) |
-			  ((w1 & MPA_V2_RTR_READ) ? MPA_RTR_READ : 0);
+		rr->rtr = !rr->p2p ? 0
+				   : ((w0 & MPA_V2_RTR_SEND) ? MPA_RTR_SEND : 0) |
+					     ((w1 & MPA_V2_RTR_WRITE) ? MPA_RTR_WRITE : 0) |
+					     ((w1 & MPA_V2_RTR_READ) ? MPA_RTR_READ : 0);
 		rr->ird = w0 & MPA_V2_IRD_ORD_MASK;
 		rr->ord = w1 & MPA_V2_IRD_ORD_MASK;
 		rr->ulp_pd += MPA_V2_IRDORD_LEN;
@@ -138,10 +139,10 @@ ssize_t mpa_rr_build(uint8_t *buf, size_t cap, const struct mpa_rr *rr)
  */
 #define RTR_DDP_TAGGED_LAST   0xC1 /* T=1 L=1 DV=1 */
 #define RTR_DDP_UNTAGGED_LAST 0x41 /* T=0 L=1 DV=1 */
-#define RTR_RDMAP_WRITE       0x40 /* RV=1, opcode 0 */
+#define RTR_RDMAP_WRITE	      0x40 /* RV=1, opcode 0 */
 #define RTR_RDMAP_READ_REQ    0x41 /* RV=1, opcode 1 */
-#define RTR_RDMAP_SEND        0x43 /* RV=1, opcode 3 */
-#define RTR_TAGGED_HDR        14
+#define RTR_RDMAP_SEND	      0x43 /* RV=1, opcode 3 */
+#define RTR_TAGGED_HDR	      14
 #define RTR_UNTAGGED_HDR      18
 #define RTR_READ_REQ_LEN      28
 
@@ -174,7 +175,7 @@ ssize_t mpa_rtr_encode(unsigned rtr, uint8_t *buf, size_t cap)
 	buf[0] = RTR_DDP_UNTAGGED_LAST;
 	buf[1] = rtr == MPA_RTR_READ ? RTR_RDMAP_READ_REQ : RTR_RDMAP_SEND;
 	put_be32(buf + 6, rtr == MPA_RTR_READ ? 1 : 0); /* QN */
-	put_be32(buf + 10, 1);                          /* MSN 1 */
+	put_be32(buf + 10, 1);				/* MSN 1 */
 	/* MO 0; Read Request: sink STag 1, sink TO 0, size 0, source STag 1, TO 0 */
 	if (rtr == MPA_RTR_READ) {
 		put_be32(buf + RTR_UNTAGGED_HDR, MPA_RTR_STAG);
@@ -196,8 +197,8 @@ int mpa_rtr_match(unsigned rtr, const uint8_t *hdr, size_t hdr_len, size_t ulpdu
 	case MPA_RTR_SEND:
 		if (hdr_len < RTR_UNTAGGED_HDR)
 			return 0;
-		if (ulpdu_len != (rtr == MPA_RTR_READ ? RTR_UNTAGGED_HDR + RTR_READ_REQ_LEN
-						      : RTR_UNTAGGED_HDR))
+		if (ulpdu_len !=
+		    (rtr == MPA_RTR_READ ? RTR_UNTAGGED_HDR + RTR_READ_REQ_LEN : RTR_UNTAGGED_HDR))
 			return 0;
 		return hdr[0] == RTR_DDP_UNTAGGED_LAST &&
 		       hdr[1] == (rtr == MPA_RTR_READ ? RTR_RDMAP_READ_REQ : RTR_RDMAP_SEND) &&

@@ -164,8 +164,8 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 		unsigned k;
 
 		for (k = MPA_RTR_SEND; k <= MPA_RTR_READ; k <<= 1)
-			if ((c->rtr & k) && mpa_rtr_match(k, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len,
-							  st->ulpdu_len))
+			if ((c->rtr & k) && mpa_rtr_match(k, hdr_buf(c, st) + MPA_HDR_LEN,
+							  st->hdr_len, st->ulpdu_len))
 				break;
 		if (k > MPA_RTR_READ)
 			return mpa_fail(c, MPA_ECODE_NO_MATCHING_RTR, -EPROTO);
@@ -173,8 +173,8 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	}
 	payload = (size_t)st->ulpdu_len - st->hdr_len;
 	if (c->ops && c->ops->rx_begin) {
-		ret = c->ops->rx_begin(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
-				       flags, st->dst, &ndst);
+		ret = c->ops->rx_begin(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len,
+				       st->ulpdu_len, flags, st->dst, &ndst);
 		if (ret < 0)
 			return mpa_fail(c, 0, ret);
 	}
@@ -211,8 +211,7 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	 * as the received CRC-32c value found in the FPDU CRC field.  If not,
 	 * the receiver MUST treat the FPDU as an invalid FPDU."  The field is
 	 * sent least significant octet first (RFC 5044 Figure 5). */
-	if (c->crc_on &&
-	    mpa_crc32c_final(c->rx_crc) != get_le32(c->rx_tail + st->pad))
+	if (c->crc_on && mpa_crc32c_final(c->rx_crc) != get_le32(c->rx_tail + st->pad))
 		return mpa_fail(c, MPA_ECODE_CRC, -EPROTO);
 	/* §8 code 3: "In the event that the CRC is valid, received MPA Marker
 	 * (if enabled) and ULPDU Length fields do not agree on the start of an
@@ -220,8 +219,8 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	if (st->marker_bad)
 		return mpa_fail(c, MPA_ECODE_MARKER, -EPROTO);
 	if (c->ops && c->ops->rx_end) {
-		ret = c->ops->rx_end(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len, st->ulpdu_len,
-				     st->flags);
+		ret = c->ops->rx_end(c->arg, hdr_buf(c, st) + MPA_HDR_LEN, st->hdr_len,
+				     st->ulpdu_len, st->flags);
 		if (ret < 0)
 			return mpa_fail(c, 0, ret);
 	}
@@ -255,8 +254,7 @@ static void rx_marker_done(struct mpa_conn *c, struct mpa_rx_state *st, int dry)
  * copy for mpa_rx_lend(): no CRC, no checks, no upcalls, and it returns 1
  * where the next destination depends on octets not yet received.
  */
-static int rx_step(struct mpa_conn *c, struct mpa_rx_state *st, const uint8_t *p, size_t n,
-		   int dry)
+static int rx_step(struct mpa_conn *c, struct mpa_rx_state *st, const uint8_t *p, size_t n, int dry)
 {
 	if (c->state == MPA_S_REQ_WAIT || c->state == MPA_S_REP_WAIT) {
 		if (dry)
@@ -380,8 +378,8 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 		size_t n;
 
 		/* each marker of the walk needs its own scratch slot */
-		if (in_marker(c, &st) &&
-		    st.next_marker - c->rx.next_marker >= (uint64_t)MPA_RX_MK_SLOTS * MPA_MARKER_PERIOD)
+		if (in_marker(c, &st) && st.next_marker - c->rx.next_marker >=
+						 (uint64_t)MPA_RX_MK_SLOTS * MPA_MARKER_PERIOD)
 			break;
 		if (!rx_cur(c, &st, &ptr, &n))
 			break;

@@ -21,8 +21,8 @@ int mpa_enter_full(struct mpa_conn *c)
 	unsigned mk = 0, iov_per;
 
 	if (c->cfg.tx_ulpdu_max)
-		mulpdu = c->cfg.tx_ulpdu_max > MPA_MULPDU_MAX ? MPA_MULPDU_MAX
-							      : c->cfg.tx_ulpdu_max;
+		mulpdu =
+			c->cfg.tx_ulpdu_max > MPA_MULPDU_MAX ? MPA_MULPDU_MAX : c->cfg.tx_ulpdu_max;
 	else
 		mulpdu = mpa_mulpdu(c->cfg.emss, c->tx_markers);
 	fpdu_max = MPA_HDR_LEN + mulpdu + 3 + MPA_CRC_LEN;
@@ -220,8 +220,8 @@ int mpa_tx_discard(struct mpa_conn *c)
 	 * 512 octets of the stream (RFC 5044 §4.3) */
 	c->tx_pos -= drop;
 	if (c->tx_markers)
-		c->tx_next_marker = (c->tx_pos + MPA_MARKER_PERIOD - 1) / MPA_MARKER_PERIOD *
-				    MPA_MARKER_PERIOD;
+		c->tx_next_marker =
+			(c->tx_pos + MPA_MARKER_PERIOD - 1) / MPA_MARKER_PERIOD * MPA_MARKER_PERIOD;
 	return (int)dropped;
 }
 

@@ -49,8 +49,8 @@ enum rdmap_wr_opcode {
 
 #define RDMAP_WR_SIGNALED  0x1
 #define RDMAP_WR_SOLICITED 0x2
-#define RDMAP_WR_FENCE     0x4
-#define RDMAP_WR_INLINE    0x8
+#define RDMAP_WR_FENCE	   0x4
+#define RDMAP_WR_INLINE	   0x8
 
 struct rdmap_send_wr {
 	uint64_t wr_id;
@@ -59,7 +59,7 @@ struct rdmap_send_wr {
 	struct rdmap_sge sge[RDMAP_MAX_SGE];
 	int num_sge;
 	uint64_t remote_addr; /* Write/Read: remote tagged offset */
-	uint32_t rkey;        /* Write/Read: remote STag */
+	uint32_t rkey;	      /* Write/Read: remote STag */
 	uint32_t inv_stag;    /* Send with Invalidate: remote STag; local invalidate: local STag */
 };
 
@@ -93,15 +93,15 @@ enum rdmap_wc_opcode {
 
 #define RDMAP_WC_F_WITH_INV  0x1 /* a Send with Invalidate invalidated @inv_stag */
 #define RDMAP_WC_F_SOLICITED 0x2 /* Send with Solicited Event */
-#define RDMAP_WC_F_TERM      0x4 /* @term holds the cause of the failure */
+#define RDMAP_WC_F_TERM	     0x4 /* @term holds the cause of the failure */
 
 /* A TERMINATE's cause (sent or received). */
 struct rdmap_term {
 	uint8_t layer;
 	uint8_t etype;
 	uint8_t ecode;
-	uint8_t hdrct;       /* RDMAP_TERM_HDRCT_* */
-	uint8_t siw_layout;  /* received: the control field came in siw's bit order */
+	uint8_t hdrct;	    /* RDMAP_TERM_HDRCT_* */
+	uint8_t siw_layout; /* received: the control field came in siw's bit order */
 	uint16_t seg_len;
 	uint8_t ddp_hdr[DDP_UNTAGGED_HDR_LEN];
 	uint8_t ddp_hdr_len;
@@ -119,11 +119,11 @@ struct rdmap_wc {
 };
 
 enum rdmap_qp_state {
-	RDMAP_QPS_IDLE = 0, /* created, not bound to a connection */
-	RDMAP_QPS_RTS,      /* bound, operating */
-	RDMAP_QPS_CLOSING,  /* graceful close: no new work, draining */
+	RDMAP_QPS_IDLE = 0,  /* created, not bound to a connection */
+	RDMAP_QPS_RTS,	     /* bound, operating */
+	RDMAP_QPS_CLOSING,   /* graceful close: no new work, draining */
 	RDMAP_QPS_TERMINATE, /* a TERMINATE is being sent */
-	RDMAP_QPS_ERROR     /* everything flushed */
+	RDMAP_QPS_ERROR	     /* everything flushed */
 };
 
 struct rdmap_ops {
@@ -137,9 +137,9 @@ struct rdmap_ops {
 struct rdmap_qp_cfg {
 	unsigned max_send_wr;
 	unsigned max_recv_wr;
-	unsigned max_inline;  /* octets of inline data per send WR */
-	uint16_t ird;         /* inbound Read Requests served at once */
-	uint16_t ord;         /* outbound Read Requests outstanding at once */
+	unsigned max_inline; /* octets of inline data per send WR */
+	uint16_t ird;	     /* inbound Read Requests served at once */
+	uint16_t ord;	     /* outbound Read Requests outstanding at once */
 };
 
 struct rdmap_swqe;
@@ -149,7 +149,7 @@ struct rdmap_irqe;
 /* Transmit of one message, segment by segment. */
 struct rdmap_tx_msg {
 	int active;
-	int kind;            /* internal: SQ WQE, Read Response, TERMINATE */
+	int kind; /* internal: SQ WQE, Read Response, TERMINATE */
 	struct rdmap_swqe *wqe;
 	struct rdmap_irqe *irqe;
 	uint64_t total;
@@ -160,7 +160,7 @@ struct rdmap_tx_msg {
 /* Receive of the current message on one untagged queue. */
 struct rdmap_rx_queue {
 	uint32_t expect_msn; /* next new message */
-	int active;          /* a message is being placed */
+	int active;	     /* a message is being placed */
 	uint32_t msn;
 	uint64_t placed;
 	uint8_t opcode;
@@ -199,7 +199,7 @@ struct rdmap_qp {
 	size_t rx_hdr_len;
 	uint8_t rx_term_buf[RDMAP_TERM_MAX];
 	uint64_t rx_rresp_placed; /* Read Response octets placed for the ORQ head */
-	int rtr_rresp_pending;    /* p2p initiator: the Read RTR's zero-length response is due */
+	int rtr_rresp_pending;	  /* p2p initiator: the Read RTR's zero-length response is due */
 
 	/* TERMINATE: to send (error detected here) or received */
 	int term_pending;

@@ -32,8 +32,8 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct dd
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < cfg->max_send_wr; i++)
-		qp->sq[i].inline_data = cfg->max_inline ? qp->inline_buf + (size_t)i * cfg->max_inline
-							: NULL;
+		qp->sq[i].inline_data =
+			cfg->max_inline ? qp->inline_buf + (size_t)i * cfg->max_inline : NULL;
 	/* RFC 5041 §5: MSNs start at 1 on every untagged queue. */
 	for (int q = 0; q < DDP_NQUEUES; q++) {
 		qp->tx_msn[q] = 1;

@@ -68,8 +68,8 @@ int rdmap_rx_fail(struct rdmap_qp *qp, uint8_t layer, uint8_t etype, uint8_t eco
 	return -EPROTO;
 }
 
-static int fail_ddp_tagged(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr,
-			   size_t hl, size_t seg)
+static int fail_ddp_tagged(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr, size_t hl,
+			   size_t seg)
 {
 	uint8_t code;
 
@@ -93,8 +93,8 @@ static int fail_ddp_tagged(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8
 	return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, code, hdr, hl, seg);
 }
 
-static int fail_rdmap_prot(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr,
-			   size_t hl, size_t seg)
+static int fail_rdmap_prot(struct rdmap_qp *qp, enum ddp_stag_err e, const uint8_t *hdr, size_t hl,
+			   size_t seg)
 {
 	static const uint8_t codes[] = {
 		[DDP_STAG_INVALID] = RDMAP_ECODE_INVALID_STAG,
@@ -128,8 +128,8 @@ static struct rdmap_swqe *orq_head(struct rdmap_qp *qp)
 	return &qp->sq[qp->orq[qp->orq_head % qp->cfg.ord]];
 }
 
-static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
-		     const uint8_t *raw, size_t hl, size_t ulpdu_len, struct iovec *dst, int *ndst)
+static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		     size_t hl, size_t ulpdu_len, struct iovec *dst, int *ndst)
 {
 	size_t len = ulpdu_len - hl;
 	struct ddp_mr *mr;
@@ -175,9 +175,8 @@ static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 	return 0;
 }
 
-static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
-		       const uint8_t *raw, size_t hl, size_t ulpdu_len, unsigned flags,
-		       struct iovec *dst, int *ndst)
+static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		       size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
 {
 	struct rdmap_rx_queue *q;
 	size_t len = ulpdu_len - hl;
@@ -185,8 +184,8 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 	/* RFC 5041 §7: QN must name a queue, and the queue RDMAP uses for
 	 * this opcode (RFC 5040 Figure 4). */
 	if (h->qn >= DDP_NQUEUES || h->qn != op_table[op].qn)
-		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-				     DDP_ECODE_U_INVALID_QN, raw, hl, ulpdu_len);
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN,
+				     raw, hl, ulpdu_len);
 	q = &qp->rxq[h->qn];
 	if (!q->active) {
 		/* A new message: the next MSN of this queue, starting at MO 0. */
@@ -271,8 +270,8 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 	}
 }
 
-static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len,
-		    unsigned flags, struct iovec *dst, int *ndst)
+static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len, unsigned flags,
+		    struct iovec *dst, int *ndst)
 {
 	struct rdmap_qp *qp = arg;
 	struct ddp_hdr h;
@@ -308,8 +307,7 @@ static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_
 	return rx_untagged(qp, &h, op, hdr, hdr_len, ulpdu_len, flags, dst, ndst);
 }
 
-static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
-			 uint64_t len)
+static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, uint64_t len)
 {
 	struct rdmap_rwqe *r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
 	struct rdmap_wc wc = {0};
@@ -359,8 +357,7 @@ static int rx_read_request(struct rdmap_qp *qp, const uint8_t *raw, size_t hl, s
 	return 0;
 }
 
-static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len,
-		  unsigned flags)
+static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len, unsigned flags)
 {
 	struct rdmap_qp *qp = arg;
 	const struct ddp_hdr *h = &qp->rx_hdr;
@@ -385,8 +382,9 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 				w->byte_len = (uint32_t)qp->rx_rresp_placed;
 				if (qp->rx_rresp_placed != w->total)
 					return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
-							     DDP_ECODE_T_BASE_BOUNDS, qp->rx_hdr_raw,
-							     qp->rx_hdr_len, ulpdu_len);
+							     DDP_ECODE_T_BASE_BOUNDS,
+							     qp->rx_hdr_raw, qp->rx_hdr_len,
+							     ulpdu_len);
 				w->state = SWQE_DONE;
 				qp->orq_head++;
 				qp->orq_count--;
@@ -416,12 +414,11 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 				 * remote protection errors). */
 				ret = ddp_stag_invalidate(qp->mem, h->ulp_word, qp->pd);
 				if (ret)
-					return rdmap_rx_fail(qp, TERM_LAYER_RDMAP,
-							     RDMAP_ETYPE_REMOTE_PROT,
-							     ret == -EACCES ? RDMAP_ECODE_CANT_INVALIDATE
-									    : RDMAP_ECODE_INVALID_STAG,
-							     qp->rx_hdr_raw, qp->rx_hdr_len,
-							     ulpdu_len);
+					return rdmap_rx_fail(
+						qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+						ret == -EACCES ? RDMAP_ECODE_CANT_INVALIDATE
+							       : RDMAP_ECODE_INVALID_STAG,
+						qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
 			}
 			rx_send_done(qp, h, op, q->placed);
 			return 0;

@@ -136,16 +136,24 @@ int rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
 
 const char *rdmap_term_name(uint8_t layer, uint8_t etype, uint8_t ecode)
 {
-	static const char *const rdmap_codes[] = {
-		"invalid STag", "base or bounds violation", "access rights violation",
-		"STag not associated with RDMAP stream", "TO wrap", "invalid RDMAP version",
-		"unexpected opcode", "catastrophic error, localized to RDMAP stream",
-		"catastrophic error, global", "STag cannot be invalidated"};
+	static const char *const rdmap_codes[] = {"invalid STag",
+						  "base or bounds violation",
+						  "access rights violation",
+						  "STag not associated with RDMAP stream",
+						  "TO wrap",
+						  "invalid RDMAP version",
+						  "unexpected opcode",
+						  "catastrophic error, localized to RDMAP stream",
+						  "catastrophic error, global",
+						  "STag cannot be invalidated"};
 	static const char *const ddp_tagged[] = {"invalid STag", "base or bounds violation",
 						 "STag not associated with DDP stream", "TO wrap",
 						 "invalid DDP version"};
-	static const char *const ddp_untagged[] = {"?", "invalid QN", "invalid MSN - no buffer available",
-						   "invalid MSN - MSN range is not valid", "invalid MO",
+	static const char *const ddp_untagged[] = {"?",
+						   "invalid QN",
+						   "invalid MSN - no buffer available",
+						   "invalid MSN - MSN range is not valid",
+						   "invalid MO",
 						   "DDP message too long for available buffer",
 						   "invalid DDP version"};
 

@@ -164,7 +164,8 @@ static int tx_segment(struct rdmap_qp *qp)
 			break;
 		}
 		if (seg) {
-			niov = rdmap_sge_map(wr->sge, wr->num_sge, m->sent, seg, iov, RDMAP_MAX_SGE);
+			niov = rdmap_sge_map(wr->sge, wr->num_sge, m->sent, seg, iov,
+					     RDMAP_MAX_SGE);
 			if (niov < 0)
 				return niov;
 		}

@@ -8,10 +8,10 @@
 
 #include "ddp_wire.h"
 
-#define RDMAP_VERSION       1
+#define RDMAP_VERSION	    1
 #define RDMAP_CTRL_RV_SHIFT 6
 #define RDMAP_CTRL_OPCODE   0x0F
-#define RDMAP_CTRL(op)      ((uint8_t)(RDMAP_VERSION << RDMAP_CTRL_RV_SHIFT | (op)))
+#define RDMAP_CTRL(op)	    ((uint8_t)(RDMAP_VERSION << RDMAP_CTRL_RV_SHIFT | (op)))
 
 /* RFC 5040 §4.1 Figure 4 */
 enum rdmap_opcode {
@@ -27,12 +27,12 @@ enum rdmap_opcode {
 };
 
 /* RFC 5040 §4.4: RDMA Read Request header (after the untagged DDP header). */
-#define RDMAP_RREQ_LEN          28
+#define RDMAP_RREQ_LEN		 28
 #define RDMAP_RREQ_OFF_SINK_STAG 0
-#define RDMAP_RREQ_OFF_SINK_TO   4
-#define RDMAP_RREQ_OFF_SIZE      12
-#define RDMAP_RREQ_OFF_SRC_STAG  16
-#define RDMAP_RREQ_OFF_SRC_TO    20
+#define RDMAP_RREQ_OFF_SINK_TO	 4
+#define RDMAP_RREQ_OFF_SIZE	 12
+#define RDMAP_RREQ_OFF_SRC_STAG	 16
+#define RDMAP_RREQ_OFF_SRC_TO	 20
 
 /*
  * RFC 5040 §4.8: Terminate header.  Terminate Control is Layer(4) EType(4)
@@ -40,29 +40,29 @@ enum rdmap_opcode {
  * the DDP Segment Length (16), the terminated DDP header (14 or 18 octets)
  * and the terminated RDMA Read Request header (28 octets), as HdrCt says.
  */
-#define RDMAP_TERM_CTRL_LEN  4
-#define RDMAP_TERM_HDRCT_M   0x80 /* octet 2: DDP Segment Length valid */
-#define RDMAP_TERM_HDRCT_D   0x40 /* octet 2: DDP header included */
-#define RDMAP_TERM_HDRCT_R   0x20 /* octet 2: RDMAP header included */
+#define RDMAP_TERM_CTRL_LEN   4
+#define RDMAP_TERM_HDRCT_M    0x80 /* octet 2: DDP Segment Length valid */
+#define RDMAP_TERM_HDRCT_D    0x40 /* octet 2: DDP header included */
+#define RDMAP_TERM_HDRCT_R    0x20 /* octet 2: RDMAP header included */
 #define RDMAP_TERM_SEGLEN_LEN 2
 #define RDMAP_TERM_MAX \
 	(RDMAP_TERM_CTRL_LEN + RDMAP_TERM_SEGLEN_LEN + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
 
 /* RDMAP layer error types and codes (RFC 5040 §4.8 Figure 9). */
 #define RDMAP_ETYPE_CATASTROPHIC 0
-#define RDMAP_ETYPE_REMOTE_PROT  1
-#define RDMAP_ETYPE_REMOTE_OP    2
+#define RDMAP_ETYPE_REMOTE_PROT	 1
+#define RDMAP_ETYPE_REMOTE_OP	 2
 
-#define RDMAP_ECODE_INVALID_STAG     0x00
-#define RDMAP_ECODE_BASE_BOUNDS      0x01
-#define RDMAP_ECODE_ACCESS           0x02
-#define RDMAP_ECODE_STAG_NOT_ASSOC   0x03
-#define RDMAP_ECODE_TO_WRAP          0x04
-#define RDMAP_ECODE_INVALID_RDMAPV   0x05
-#define RDMAP_ECODE_UNEXPECTED_OP    0x06
-#define RDMAP_ECODE_CATA_LOCAL       0x07
-#define RDMAP_ECODE_CATA_GLOBAL      0x08
-#define RDMAP_ECODE_CANT_INVALIDATE  0x09
-#define RDMAP_ECODE_UNSPECIFIED      0xFF
+#define RDMAP_ECODE_INVALID_STAG    0x00
+#define RDMAP_ECODE_BASE_BOUNDS	    0x01
+#define RDMAP_ECODE_ACCESS	    0x02
+#define RDMAP_ECODE_STAG_NOT_ASSOC  0x03
+#define RDMAP_ECODE_TO_WRAP	    0x04
+#define RDMAP_ECODE_INVALID_RDMAPV  0x05
+#define RDMAP_ECODE_UNEXPECTED_OP   0x06
+#define RDMAP_ECODE_CATA_LOCAL	    0x07
+#define RDMAP_ECODE_CATA_GLOBAL	    0x08
+#define RDMAP_ECODE_CANT_INVALIDATE 0x09
+#define RDMAP_ECODE_UNSPECIFIED	    0xFF
 
 #endif /* UIW_RDMAP_WIRE_H */

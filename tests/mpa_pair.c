@@ -123,8 +123,8 @@ const struct mpa_ops tp_ops = {
 	.tx_done = tp_tx_done,
 };
 
-int tp_init(struct tp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *rsp,
-	    const void *pd, size_t pd_len)
+int tp_init(struct tp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *rsp, const void *pd,
+	    size_t pd_len)
 {
 	struct mpa_cfg a = *ini, b = *rsp;
 	int ret;

@@ -15,20 +15,20 @@
 
 struct tp_side {
 	struct mpa_conn c;
-	int auto_accept;        /* accept in the request upcall */
-	int queue_in_reply;     /* initiator: queue one FPDU from the reply upcall */
+	int auto_accept;    /* accept in the request upcall */
+	int queue_in_reply; /* initiator: queue one FPDU from the reply upcall */
 	/* what the layer above saw */
 	int nreq, nrep, nbegin, nend;
-	struct mpa_rr rr;       /* last Request/Reply (ulp_pd copied below) */
+	struct mpa_rr rr; /* last Request/Reply (ulp_pd copied below) */
 	uint8_t pd[MPA_PD_MAX];
-	unsigned flags;         /* flags of the last FPDU */
-	uint8_t cur_hdr[64];    /* header seen by rx_begin, checked in rx_end */
+	unsigned flags;	     /* flags of the last FPDU */
+	uint8_t cur_hdr[64]; /* header seen by rx_begin, checked in rx_end */
 	size_t cur_hdr_len;
-	uint8_t *payload;       /* payload of all FPDUs, appended */
+	uint8_t *payload; /* payload of all FPDUs, appended */
 	size_t payload_len, payload_cap;
-	uint8_t *hdrs;          /* ULPDU headers of all FPDUs, appended */
+	uint8_t *hdrs; /* ULPDU headers of all FPDUs, appended */
 	size_t hdrs_len, hdrs_cap;
-	size_t *ulpdu_lens;     /* ULPDU length of each FPDU */
+	size_t *ulpdu_lens; /* ULPDU length of each FPDU */
 	size_t nfpdu, nfpdu_cap;
 	int tx_done;
 };
@@ -47,8 +47,8 @@ static inline size_t tp_hdr_len(uint8_t first)
 }
 
 /* Initialise both sides (rx_hdr_min 14) and start them. */
-int tp_init(struct tp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *rsp,
-	    const void *pd, size_t pd_len);
+int tp_init(struct tp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *rsp, const void *pd,
+	    size_t pd_len);
 void tp_destroy(struct tp_pair *p);
 
 /* Move every pending octet of @from into @wire (at most @cap); returns count. */

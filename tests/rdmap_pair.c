@@ -119,7 +119,7 @@ static ssize_t deliver(struct rp_pair *p, struct rp_host *to, const uint8_t *buf
 			} else {
 				for (int i = 0; i < n && moved < k; i++) {
 					size_t m = iov[i].iov_len < k - moved ? iov[i].iov_len
-									     : k - moved;
+									      : k - moved;
 
 					memcpy(iov[i].iov_base, buf + off + moved, m);
 					moved += m;

@@ -18,7 +18,7 @@ struct rp_host {
 	struct rdmap_qp qp;
 	struct rdmap_wc swc[RP_MAX_WC], rwc[RP_MAX_WC];
 	int nswc, nrwc;
-	int nerr;                 /* ops->error calls */
+	int nerr; /* ops->error calls */
 	struct rdmap_term err_term;
 	int err_received;
 	int conn_failed;
@@ -30,7 +30,7 @@ struct rp_pair {
 	struct rp_host b; /* responder side */
 	uint64_t rng;
 	size_t max_chunk; /* wire re-split: chunks of 1..max_chunk octets (0: whole) */
-	int lend;         /* receive through mpa_rx_lend/ack instead of mpa_rx */
+	int lend;	  /* receive through mpa_rx_lend/ack instead of mpa_rx */
 };
 
 /* Establish MPA with @ini/@rsp configs, create and bind the QPs. */

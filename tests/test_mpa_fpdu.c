@@ -15,10 +15,10 @@
 
 /* RFC 5044 Figure 5: first FPDU of the stream, marker first, a 42-octet
  * ULPDU (untagged Send, MSN 1, 24 zero octets), CRC 0x83992352. */
-static const char fig5_hex[] = "00 00 00 00"                   /* marker, FPDUPTR 0 */
-			       "00 2a 41 43 00 00 00 00"       /* len, ctrl, rsvd */
-			       "00 00 00 00 00 00 00 01"       /* QN 0, MSN 1 */
-			       "00 00 00 00"                   /* MO 0 */
+static const char fig5_hex[] = "00 00 00 00"		 /* marker, FPDUPTR 0 */
+			       "00 2a 41 43 00 00 00 00" /* len, ctrl, rsvd */
+			       "00 00 00 00 00 00 00 01" /* QN 0, MSN 1 */
+			       "00 00 00 00"		 /* MO 0 */
 			       "00 00 00 00 00 00 00 00 00 00 00 00"
 			       "00 00 00 00 00 00 00 00 00 00 00 00"
 			       "52 23 99 83";
@@ -32,8 +32,8 @@ static const char fig6_hex[] = "00 2a 41 43 00 00 00 00 00 00 00 00 00 00 00 02"
 			       "00 00 00 00 00 00 00 00 00 00 00 00"
 			       "84 92 58 98";
 
-static const uint8_t send_hdr_msn1[18] = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0,
-					  0,    0,    0, 1, 0, 0, 0, 0};
+static const uint8_t send_hdr_msn1[18] = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0,
+					  0,	0,    0, 0, 1, 0, 0, 0, 0};
 
 /* A pair where the initiator sends with markers and CRC: the responder asks
  * for markers (M=1 in its Reply), the initiator for CRC. */

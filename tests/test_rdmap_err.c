@@ -13,12 +13,11 @@
  *  - place nothing in registered memory and deliver nothing;
  *  - take no further input.
  * Each case runs twice: whole FPDUs through mpa_rx(), and through
- * mpa_rx_lend()/ack with the stream cut into runs of 1..5 octets.  Then the silent cases (zero-length Read and Write with garbage STags), a
- * TERMINATE received in RFC and in siw bit order, and unit tests of the
- * header codecs and of ddp_stag_check()'s order.  Expected codes follow the
- * research digest (rfc5040-5041.md §1 and table 2.7); where rdmap_rx.c made
- * a documented choice among defensible codes, the test pins that choice and
- * says so.
+ * mpa_rx_lend()/ack with the stream cut into runs of 1..5 octets.  Then the silent cases
+ * (zero-length Read and Write with garbage STags), a TERMINATE received in RFC and in siw bit
+ * order, and unit tests of the header codecs and of ddp_stag_check()'s order.  Expected codes
+ * follow the research digest (rfc5040-5041.md §1 and table 2.7); where rdmap_rx.c made a documented
+ * choice among defensible codes, the test pins that choice and says so.
  */
 #include "tests.h"
 

@@ -23,9 +23,8 @@ struct loop_cfg {
 };
 
 static const struct loop_cfg cfgs[] = {
-	{0, 0, 0, 0, 1460},    {1, 0, 0, 0, 1460},     {0, 1, 0, 0, 1460},
-	{1, 1, 1, 0, 1460},    {1, 0, 0, 7, 1460},     {1, 1, 1, 3000, 1460},
-	{0, 0, 1, 0, 65483},   {1, 1, 0, 20000, 9000},
+	{0, 0, 0, 0, 1460}, {1, 0, 0, 0, 1460},	   {0, 1, 0, 0, 1460},	{1, 1, 1, 0, 1460},
+	{1, 0, 0, 7, 1460}, {1, 1, 1, 3000, 1460}, {0, 0, 1, 0, 65483}, {1, 1, 0, 20000, 9000},
 };
 #define NCFG (int)(sizeof(cfgs) / sizeof(cfgs[0]))
 
@@ -37,8 +36,8 @@ struct bufs {
 static void setup(struct rp_pair *p, struct bufs *b, const struct loop_cfg *lc, uint64_t seed)
 {
 	struct mpa_cfg ic, rc;
-	struct rdmap_qp_cfg q = {.max_send_wr = 64, .max_recv_wr = 64, .max_inline = 64,
-				 .ird = 4, .ord = 4};
+	struct rdmap_qp_cfg q = {
+		.max_send_wr = 64, .max_recv_wr = 64, .max_inline = 64, .ird = 4, .ord = 4};
 
 	mpa_cfg_init(&ic, MPA_ROLE_INITIATOR);
 	mpa_cfg_init(&rc, MPA_ROLE_RESPONDER);
@@ -134,7 +133,8 @@ START_TEST(write_sizes)
 		wr.wr_id = 100 + (uint64_t)s;
 		wr.opcode = RDMAP_WR_WRITE;
 		wr.flags = RDMAP_WR_SIGNALED;
-		wr.num_sge = make_sges(wr.sge, 1 + s % RDMAP_MAX_SGE, b.a_src, len, b.a_src_mr, &rng);
+		wr.num_sge =
+			make_sges(wr.sge, 1 + s % RDMAP_MAX_SGE, b.a_src, len, b.a_src_mr, &rng);
 		wr.rkey = b.b_dst_mr->stag;
 		wr.remote_addr = (uint64_t)(uintptr_t)(b.b_dst + off);
 		memset(b.b_dst, 0, BUFSZ);
@@ -228,7 +228,8 @@ START_TEST(send_sizes)
 		wr.wr_id = 400 + (uint64_t)s;
 		wr.opcode = send_ops[s % 2 == 0 ? 0 : (s % 4 == 1 ? 1 : 0)];
 		wr.flags = RDMAP_WR_SIGNALED | (se ? RDMAP_WR_SOLICITED : 0);
-		wr.num_sge = make_sges(wr.sge, 1 + s % RDMAP_MAX_SGE, b.a_src, len, b.a_src_mr, &rng);
+		wr.num_sge =
+			make_sges(wr.sge, 1 + s % RDMAP_MAX_SGE, b.a_src, len, b.a_src_mr, &rng);
 		if (wr.opcode == RDMAP_WR_SEND_INV) {
 			inv = rp_reg(&p.b, scratch, sizeof(scratch), DDP_ACC_LOCAL_WRITE);
 			ck_assert_ptr_nonnull(inv);
@@ -304,7 +305,8 @@ START_TEST(mixed_bidirectional)
 		w.num_sge = 1;
 		if (kind == 0) { /* A reads from B */
 			w.opcode = RDMAP_WR_READ;
-			w.sge[0].addr = (uint64_t)(uintptr_t)(b.a_dst + 512 * 1024 + (size_t)i * 8192);
+			w.sge[0].addr =
+				(uint64_t)(uintptr_t)(b.a_dst + 512 * 1024 + (size_t)i * 8192);
 			w.sge[0].length = (uint32_t)len;
 			w.sge[0].lkey = b.a_dst_mr->stag;
 			w.rkey = b.b_src_mr->stag;
