@@ -50,13 +50,14 @@ LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx
             verbs-shim/uiw_version.c
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
-             tests/mpa_pair.c tests/rdmap_pair.c tests/test_rdmap_loop.c tests/test_rdmap_err.c
+             tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
+             tests/test_rdmap_err.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
 BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
 # every tests/fuzz/fuzz_<name>.c is a libFuzzer target
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 # test helpers the fuzz targets may use (pair setups); no Check dependency
-FUZZ_HELPERS := tests/mpa_pair.c tests/rdmap_pair.c tests/test_util.c
+FUZZ_HELPERS := tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_util.c
 
 LIB_OBJS   = $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TEST_OBJS  = $(TEST_SRCS:%.c=$(O)/obj/%.o)
@@ -158,10 +159,12 @@ $(CHECK_BIN): $(TEST_OBJS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(LIB_A) $$(pkg-config --libs check) $(LIBS_PRIVATE)
 
-$(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(O)/obj/bench/bench_util.o $(LIB_A)
+BENCH_HELPERS = $(O)/obj/bench/bench_util.o $(O)/obj/tests/memwire.o
+
+$(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(BENCH_HELPERS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/bench/bench_util.o $(LIB_A) $(LIBS_PRIVATE)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELPERS) $(LIB_A) $(LIBS_PRIVATE)
 
 _check: _build
 	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"

@@ -29,6 +29,7 @@
 #include "bench_util.h"
 #include "byteorder.h"
 #include "mpa.h"
+#include "memwire.h"
 
 /* The ULPDU header: DDP tagged (T=1, L=1, DV=1), RDMAP Write, STag, TO. */
 #define FR_HDR_LEN  14
@@ -121,29 +122,6 @@ static const struct mpa_ops fr_ops = {
 	.rx_end = fr_rx_end,
 };
 
-/* Handshake: whole frames from one side to the other through mpa_rx(). */
-static int fr_move_hs(struct fr_ctx *x, struct mpa_conn *from, struct mpa_conn *to)
-{
-	struct iovec iov[4];
-	int n = mpa_tx_pending(from, iov, 4);
-	size_t len = 0;
-	ssize_t used;
-
-	for (int i = 0; i < n; i++) {
-		if (len + iov[i].iov_len > FR_WIRE_CAP)
-			return -EMSGSIZE;
-		memcpy(x->wire + len, iov[i].iov_base, iov[i].iov_len);
-		len += iov[i].iov_len;
-	}
-	if (!len)
-		return 0;
-	if (mpa_tx_advance(from, len))
-		return -EINVAL;
-	used = mpa_rx(to, x->wire, len);
-	if (used < 0)
-		return (int)used;
-	return (size_t)used == len ? 1 : -EPROTO;
-}
 
 static int fr_setup(struct fr_ctx *x, uint32_t emss, int crc, int markers)
 {
@@ -167,8 +145,8 @@ static int fr_setup(struct fr_ctx *x, uint32_t emss, int crc, int markers)
 	if (!ret)
 		ret = mpa_conn_start(&x->ini, NULL, 0, 0);
 	for (int round = 0; !ret && round < 4; round++) {
-		int a = fr_move_hs(x, &x->ini, &x->rsp);
-		int b = a < 0 ? a : fr_move_hs(x, &x->rsp, &x->ini);
+		int a = mw_move_hs(&x->ini, &x->rsp, x->wire, FR_WIRE_CAP);
+		int b = a < 0 ? a : mw_move_hs(&x->rsp, &x->ini, x->wire, FR_WIRE_CAP);
 
 		ret = a < 0 ? a : b < 0 ? b : 0;
 		if (!ret && x->ini.state == MPA_S_FULL && x->rsp.state == MPA_S_FULL)
@@ -199,32 +177,12 @@ static int fr_setup(struct fr_ctx *x, uint32_t emss, int crc, int markers)
 /* The receive side of one "readv": lend, copy, ack, until @len is in. */
 static void fr_receive(struct fr_ctx *x, const uint8_t *in, size_t len)
 {
-	struct iovec iov[FR_RX_IOV_MAX];
-	size_t off = 0;
+	ssize_t r = mw_lend_feed(&x->rsp, in, len);
 
-	while (off < len && !x->err) {
-		int n = mpa_rx_lend(&x->rsp, iov, FR_RX_IOV_MAX);
-		size_t got = 0;
-		int ret;
-
-		if (n <= 0) {
-			fr_fail(x, n ? n : -EPROTO,
-				n ? "mpa_rx_lend" : "mpa_rx_lend: nothing lent");
-			return;
-		}
-		for (int i = 0; i < n && off + got < len; i++) {
-			size_t k = iov[i].iov_len;
-
-			if (k > len - off - got)
-				k = len - off - got;
-			memcpy(iov[i].iov_base, in + off + got, k);
-			got += k;
-		}
-		ret = mpa_rx_ack(&x->rsp, got);
-		if (ret)
-			fr_fail(x, ret, "mpa_rx_ack");
-		off += got;
-	}
+	if (r < 0)
+		fr_fail(x, (int)r, "mpa_rx_lend/ack");
+	else if ((size_t)r != len)
+		fr_fail(x, -EPROTO, "mpa_rx_lend: nothing lent");
 }
 
 /* One pass: all of src, FPDU by FPDU, into dst. */
@@ -235,8 +193,7 @@ static void fr_pass(void *arg)
 	size_t sent = 0;
 
 	while (x->rx_bytes < want && !x->err) {
-		size_t wired = 0;
-		int n;
+		size_t wired;
 
 		while (sent < x->len && mpa_tx_space(&x->ini)) {
 			uint8_t hdr[FR_HDR_LEN];
@@ -257,21 +214,9 @@ static void fr_pass(void *arg)
 			sent += pl.iov_len;
 		}
 		/* The send: gather what fits into the wire. */
-		n = mpa_tx_pending(&x->ini, x->tx_iov, FR_TX_IOV_MAX);
-		for (int i = 0; i < n && wired < FR_WIRE_CAP; i++) {
-			size_t k = x->tx_iov[i].iov_len;
-
-			if (k > FR_WIRE_CAP - wired)
-				k = FR_WIRE_CAP - wired;
-			memcpy(x->wire + wired, x->tx_iov[i].iov_base, k);
-			wired += k;
-		}
+		wired = mw_gather(&x->ini, x->wire, FR_WIRE_CAP, x->tx_iov, FR_TX_IOV_MAX);
 		if (!wired) {
 			fr_fail(x, -EPIPE, "nothing to send before the pass was received");
-			return;
-		}
-		if (mpa_tx_advance(&x->ini, wired)) {
-			fr_fail(x, -EINVAL, "mpa_tx_advance");
 			return;
 		}
 		fr_receive(x, x->wire, wired);

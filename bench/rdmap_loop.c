@@ -33,6 +33,7 @@
 
 #include "bench_util.h"
 #include "mpa.h"
+#include "memwire.h"
 #include "rdmap.h"
 
 #define RL_WIRE_CAP   (256u * 1024) /* octets per gathering send (socket buffer) */
@@ -158,29 +159,6 @@ static const struct rdmap_ops rl_qp_ops = {
 	.error = rl_error,
 };
 
-/* Handshake: whole frames from one side to the other through mpa_rx(). */
-static int rl_move_hs(struct rl_ctx *x, struct mpa_conn *from, struct mpa_conn *to)
-{
-	struct iovec iov[4];
-	int n = mpa_tx_pending(from, iov, 4);
-	size_t len = 0;
-	ssize_t used;
-
-	for (int i = 0; i < n; i++) {
-		if (len + iov[i].iov_len > RL_WIRE_CAP)
-			return -EMSGSIZE;
-		memcpy(x->wire + len, iov[i].iov_base, iov[i].iov_len);
-		len += iov[i].iov_len;
-	}
-	if (!len)
-		return 0;
-	if (mpa_tx_advance(from, len))
-		return -EINVAL;
-	used = mpa_rx(to, x->wire, len);
-	if (used < 0)
-		return (int)used;
-	return (size_t)used == len ? 1 : -EPROTO;
-}
 
 static int rl_host_init(struct rl_host *h, uint8_t *src, uint8_t *dst, size_t len,
 			unsigned dst_access)
@@ -248,8 +226,8 @@ static int rl_setup(struct rl_ctx *x, enum rl_op op, size_t size, uint32_t emss,
 	if (!ret)
 		ret = mpa_conn_start(&x->a.c, NULL, 0, 0);
 	for (int round = 0; !ret && round < 4; round++) {
-		int r1 = rl_move_hs(x, &x->a.c, &x->b.c);
-		int r2 = r1 < 0 ? r1 : rl_move_hs(x, &x->b.c, &x->a.c);
+		int r1 = mw_move_hs(&x->a.c, &x->b.c, x->wire, RL_WIRE_CAP);
+		int r2 = r1 < 0 ? r1 : mw_move_hs(&x->b.c, &x->a.c, x->wire, RL_WIRE_CAP);
 
 		ret = r1 < 0 ? r1 : r2 < 0 ? r2 : 0;
 		if (!ret && x->a.c.state == MPA_S_FULL && x->b.c.state == MPA_S_FULL)
@@ -295,26 +273,14 @@ static size_t rl_transmit(struct rl_ctx *x, struct rl_host *h)
 	size_t wired = 0;
 
 	while (wired < RL_WIRE_CAP) {
-		size_t moved = 0;
-		int n;
+		size_t moved;
 
 		rdmap_qp_progress(&h->qp);
-		n = mpa_tx_pending(&h->c, x->tx_iov, RL_TX_IOV_MAX);
-		for (int i = 0; i < n && wired + moved < RL_WIRE_CAP; i++) {
-			size_t k = x->tx_iov[i].iov_len;
-
-			if (k > RL_WIRE_CAP - wired - moved)
-				k = RL_WIRE_CAP - wired - moved;
-			memcpy(x->wire + wired + moved, x->tx_iov[i].iov_base, k);
-			moved += k;
-		}
+		/* completes Sends and Writes whose last octet went out */
+		moved = mw_gather(&h->c, x->wire + wired, RL_WIRE_CAP - wired, x->tx_iov,
+				  RL_TX_IOV_MAX);
 		if (!moved)
 			break;
-		/* completes Sends and Writes whose last octet went out */
-		if (mpa_tx_advance(&h->c, moved)) {
-			rl_fail(x, -EINVAL, "mpa_tx_advance");
-			break;
-		}
 		wired += moved;
 	}
 	return wired;
@@ -323,35 +289,13 @@ static size_t rl_transmit(struct rl_ctx *x, struct rl_host *h)
 /* The receive side of one "readv" per lend: lend, copy, ack. */
 static void rl_receive(struct rl_ctx *x, struct rl_host *h, const uint8_t *in, size_t len)
 {
-	struct iovec iov[RL_RX_IOV_MAX];
-	size_t off = 0;
+	ssize_t r = mw_lend_feed(&h->c, in, len);
 
-	while (off < len && !x->err) {
-		int n = mpa_rx_lend(&h->c, iov, RL_RX_IOV_MAX);
-		size_t got = 0;
-		int ret;
-
-		if (n <= 0) {
-			rl_fail(x, n ? n : -EPROTO,
-				n ? "mpa_rx_lend" : "mpa_rx_lend: nothing lent");
-			rdmap_qp_conn_failed(&h->qp, n ? n : -EPROTO);
-			return;
-		}
-		for (int i = 0; i < n && off + got < len; i++) {
-			size_t k = iov[i].iov_len;
-
-			if (k > len - off - got)
-				k = len - off - got;
-			memcpy(iov[i].iov_base, in + off + got, k);
-			got += k;
-		}
-		ret = mpa_rx_ack(&h->c, got);
-		if (ret) {
-			rl_fail(x, ret, "mpa_rx_ack");
-			rdmap_qp_conn_failed(&h->qp, ret);
-			return;
-		}
-		off += got;
+	if (r >= 0 && (size_t)r != len)
+		r = -EPROTO;
+	if (r < 0) {
+		rl_fail(x, (int)r, "mpa_rx_lend/ack");
+		rdmap_qp_conn_failed(&h->qp, (int)r);
 	}
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "mpa_pair.h"
+#include "memwire.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -161,61 +162,14 @@ void tp_destroy(struct tp_pair *p)
 
 size_t tp_drain(struct tp_side *from, uint8_t *wire, size_t cap)
 {
-	size_t total = 0;
+	struct iovec iov[64];
 
-	for (;;) {
-		struct iovec iov[64];
-		int n = mpa_tx_pending(&from->c, iov, 64);
-		size_t moved = 0;
-
-		if (n <= 0)
-			break;
-		for (int i = 0; i < n && total + moved < cap; i++) {
-			size_t k = iov[i].iov_len;
-
-			if (k > cap - total - moved)
-				k = cap - total - moved;
-			memcpy(wire + total + moved, iov[i].iov_base, k);
-			moved += k;
-		}
-		if (!moved)
-			break;
-		mpa_tx_advance(&from->c, moved);
-		total += moved;
-	}
-	return total;
+	return mw_gather(&from->c, wire, cap, iov, 64);
 }
 
 ssize_t tp_feed(struct tp_side *to, const uint8_t *in, size_t len, int mode)
 {
-	size_t used = 0;
-
-	if (mode == 0)
-		return mpa_rx(&to->c, in, len);
-	while (used < len) {
-		struct iovec iov[16];
-		int n = mpa_rx_lend(&to->c, iov, 16);
-		size_t k = 0;
-		int ret;
-
-		if (n < 0)
-			return n;
-		if (n == 0)
-			break;
-		for (int i = 0; i < n && used + k < len; i++) {
-			size_t m = iov[i].iov_len;
-
-			if (m > len - used - k)
-				m = len - used - k;
-			memcpy(iov[i].iov_base, in + used + k, m);
-			k += m;
-		}
-		ret = mpa_rx_ack(&to->c, k);
-		used += k;
-		if (ret < 0)
-			return ret;
-	}
-	return (ssize_t)used;
+	return mode == 0 ? mpa_rx(&to->c, in, len) : mw_lend_feed(&to->c, in, len);
 }
 
 int tp_handshake(struct tp_pair *p)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memwire.h"
 #include "tests.h"
 
 static void rp_complete(void *arg, int recv, const struct rdmap_wc *wc)
@@ -109,28 +110,7 @@ static ssize_t deliver(struct rp_pair *p, struct rp_host *to, const uint8_t *buf
 			if (k > lim)
 				k = lim;
 		}
-		if (p->lend) {
-			struct iovec iov[16];
-			int n = mpa_rx_lend(c, iov, 16);
-			size_t moved = 0;
-
-			if (n <= 0) {
-				r = n;
-			} else {
-				for (int i = 0; i < n && moved < k; i++) {
-					size_t m = iov[i].iov_len < k - moved ? iov[i].iov_len
-									      : k - moved;
-
-					memcpy(iov[i].iov_base, buf + off + moved, m);
-					moved += m;
-				}
-				r = mpa_rx_ack(c, moved);
-				if (r == 0)
-					r = (ssize_t)moved;
-			}
-		} else {
-			r = mpa_rx(c, buf + off, k);
-		}
+		r = p->lend ? mw_lend_feed(c, buf + off, k) : mpa_rx(c, buf + off, k);
 		if (r < 0) {
 			to->conn_failed = 1;
 			rdmap_qp_conn_failed(&to->qp, (int)r);
