@@ -221,8 +221,12 @@ void rdmap_qp_destroy(struct rdmap_qp *qp);
 
 /**
  * rdmap_qp_bind() - attach to @c (in full operation): the QP takes over its
- * full-operation upcalls and moves to RTS.  ORD and IRD are lowered to what
- * MPA negotiated when it negotiated any.  Returns 0, -EINVAL.
+ * full-operation upcalls and moves to RTS.  ORD is lowered to the peer's
+ * IRD when MPA negotiated one.  Returns 0; -EINVAL (not in full operation,
+ * rx_hdr_min not 14, or the QP's IRD below the IRD MPA announced); or
+ * -ECONNABORTED when MPA failed right after entering full operation with a
+ * TERMINATE to send (RFC 6581 codes 6 and 7): the QP then sends it and goes
+ * to ERROR.
  */
 int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c);
 

@@ -62,11 +62,26 @@ void rdmap_qp_destroy(struct rdmap_qp *qp)
 
 int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c)
 {
-	if (qp->state != RDMAP_QPS_IDLE || c->state != MPA_S_FULL)
+	if (qp->state != RDMAP_QPS_IDLE || c->cfg.rx_hdr_min != DDP_TAGGED_HDR_LEN)
+		return -EINVAL;
+	/*
+	 * A connection that failed right after entering full operation
+	 * (insufficient IRD, no matching RTR: RFC 6581 §9.1, §9.2 "MUST send a
+	 * TERM message") still needs its TERMINATE sent: bind, send, ERROR.
+	 */
+	if (c->state == MPA_S_ERROR && c->tx_slots && c->term_ecode) {
+		qp->mpa = c;
+		mpa_conn_set_ops(c, &rdmap_mpa_ops, qp);
+		qp->state = RDMAP_QPS_RTS;
+		rdmap_qp_conn_failed(qp, c->err);
+		return -ECONNABORTED;
+	}
+	if (c->state != MPA_S_FULL)
+		return -EINVAL;
+	/* We must serve as many inbound Reads as MPA announced for us. */
+	if (c->enhanced && c->ird != MPA_V2_IRD_ORD_ULP && qp->cfg.ird < c->ird)
 		return -EINVAL;
 	qp->mpa = c;
-	if (c->cfg.rx_hdr_min != DDP_TAGGED_HDR_LEN)
-		return -EINVAL;
 	mpa_conn_set_ops(c, &rdmap_mpa_ops, qp);
 	/* RFC 6581 §9.1: never more Read Requests outstanding than the peer's
 	 * IRD; 0x3FFF leaves the values to us. */

@@ -37,7 +37,7 @@ static void tp_request(void *arg, const struct mpa_rr *req)
 	s->nreq++;
 	tp_record_rr(s, req);
 	if (s->auto_accept)
-		mpa_conn_accept(&s->c, "acc", 3, 8, 8, 0);
+		mpa_conn_accept(&s->c, "acc", 3, s->accept_ird, s->accept_ord, 0);
 }
 
 static void tp_reply(void *arg, const struct mpa_rr *rep)
@@ -134,6 +134,8 @@ int tp_init(struct tp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *
 	a.rx_hdr_min = 14;
 	b.rx_hdr_min = 14;
 	p->rsp.auto_accept = 1;
+	p->rsp.accept_ird = 8;
+	p->rsp.accept_ord = 8;
 	ret = mpa_conn_init(&p->ini.c, &a, &tp_ops, &p->ini);
 	if (ret)
 		return ret;

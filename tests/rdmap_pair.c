@@ -50,13 +50,19 @@ int rp_init(struct rp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *
 	    const struct rdmap_qp_cfg *qcfg, uint64_t seed)
 {
 	int ret;
+	struct mpa_cfg ic = *ini;
 
 	memset(&p->a, 0, sizeof(p->a));
 	memset(&p->b, 0, sizeof(p->b));
 	p->rng = seed;
 	p->max_chunk = 0;
 	p->lend = 0;
-	ret = tp_init(&p->mpa, ini, rsp, NULL, 0);
+	/* announce in MPA what the QPs can serve (RFC 6581 §9.1) */
+	ic.ird = qcfg->ird;
+	ic.ord = qcfg->ord;
+	ret = tp_init(&p->mpa, &ic, rsp, NULL, 0);
+	p->mpa.rsp.accept_ird = qcfg->ird;
+	p->mpa.rsp.accept_ord = qcfg->ord;
 	if (ret)
 		return ret;
 	ret = tp_handshake(&p->mpa);

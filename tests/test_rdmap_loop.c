@@ -526,6 +526,89 @@ START_TEST(graceful_close)
 }
 END_TEST
 
+static void term_ops_complete(void *arg, int recv, const struct rdmap_wc *wc)
+{
+	(void)arg;
+	(void)recv;
+	(void)wc;
+}
+
+static const struct rdmap_ops term_ops = {.complete = term_ops_complete};
+
+/* RFC 6581 §9.1: an initiator that cannot accept the responder's IRD "MUST
+ * send a TERM message ... Error Code 6": binding the failed connection sends
+ * it (2/0/6, no copied headers) and leaves the QP in ERROR. */
+START_TEST(setup_terminate_sent)
+{
+	struct tp_pair p;
+	struct mpa_cfg a, b;
+	struct ddp_mem mem;
+	struct ddp_pd pd;
+	struct rdmap_qp qp;
+	struct rdmap_qp_cfg q = {.max_send_wr = 4, .max_recv_wr = 4, .ird = 16, .ord = 16};
+	uint8_t wire[256];
+	size_t n;
+
+	mpa_cfg_init(&a, MPA_ROLE_INITIATOR);
+	mpa_cfg_init(&b, MPA_ROLE_RESPONDER);
+	a.crc = b.crc = 0;
+	a.ord = 16;
+	a.strict_ird = 1;
+	ck_assert_int_eq(tp_init(&p, &a, &b, NULL, 0), 0);
+	p.rsp.accept_ird = 4;
+	ck_assert_int_lt(tp_handshake(&p), 0);
+	ck_assert_int_eq(p.ini.c.state, MPA_S_ERROR);
+	ck_assert_uint_eq(p.ini.c.term_ecode, MPA_ECODE_INSUFFICIENT_IRD);
+	ck_assert_int_eq(ddp_mem_init(&mem, 16), 0);
+	ddp_pd_init(&mem, &pd);
+	ck_assert_int_eq(rdmap_qp_init(&qp, &q, &mem, &pd, &term_ops, NULL), 0);
+	ck_assert_int_eq(rdmap_qp_bind(&qp, &p.ini.c), -ECONNABORTED);
+	ck_assert_int_eq(qp.state, RDMAP_QPS_ERROR);
+	n = tp_drain(&p.ini, wire, sizeof(wire));
+	/* len 22: untagged DDP header on QN 2 + 4-octet Terminate control */
+	ck_assert_uint_eq(n, 2 + 18 + 4 + 4); /* no PAD: 2 + 22 is a multiple of 4 */
+	ck_assert_uint_eq(wire[0], 0);
+	ck_assert_uint_eq(wire[1], 22);
+	ck_assert_uint_eq(wire[2], 0x41);
+	ck_assert_uint_eq(wire[3], 0x47);
+	ck_assert_uint_eq(wire[2 + 18], 0x20);
+	ck_assert_uint_eq(wire[2 + 19], MPA_ECODE_INSUFFICIENT_IRD);
+	ck_assert_uint_eq(wire[2 + 20], 0);
+	rdmap_qp_destroy(&qp);
+	ddp_mem_destroy(&mem);
+	tp_destroy(&p);
+}
+END_TEST
+
+/* A QP that serves fewer Reads than MPA announced cannot be bound. */
+START_TEST(bind_ird_mismatch)
+{
+	struct tp_pair p;
+	struct mpa_cfg a, b;
+	struct ddp_mem mem;
+	struct ddp_pd pd;
+	struct rdmap_qp qp;
+	struct rdmap_qp_cfg q = {.max_send_wr = 4, .max_recv_wr = 4, .ird = 2, .ord = 2};
+
+	mpa_cfg_init(&a, MPA_ROLE_INITIATOR);
+	mpa_cfg_init(&b, MPA_ROLE_RESPONDER);
+	a.ird = 8;
+	ck_assert_int_eq(tp_init(&p, &a, &b, NULL, 0), 0);
+	ck_assert_int_eq(tp_handshake(&p), 0);
+	ck_assert_int_eq(ddp_mem_init(&mem, 16), 0);
+	ddp_pd_init(&mem, &pd);
+	ck_assert_int_eq(rdmap_qp_init(&qp, &q, &mem, &pd, &term_ops, NULL), 0);
+	ck_assert_int_eq(rdmap_qp_bind(&qp, &p.ini.c), -EINVAL);
+	q.ird = 8;
+	rdmap_qp_destroy(&qp);
+	ck_assert_int_eq(rdmap_qp_init(&qp, &q, &mem, &pd, &term_ops, NULL), 0);
+	ck_assert_int_eq(rdmap_qp_bind(&qp, &p.ini.c), 0);
+	rdmap_qp_destroy(&qp);
+	ddp_mem_destroy(&mem);
+	tp_destroy(&p);
+}
+END_TEST
+
 Suite *rdmap_loop_suite(void)
 {
 	Suite *s = suite_create("rdmap_loop");
@@ -539,6 +622,8 @@ Suite *rdmap_loop_suite(void)
 	tcase_add_loop_test(tc, unsignaled_inline_inv_fence, 0, NCFG);
 	tcase_add_loop_test(tc, ord_queues_locally, 0, NCFG);
 	tcase_add_loop_test(tc, graceful_close, 0, NCFG);
+	tcase_add_test(tc, setup_terminate_sent);
+	tcase_add_test(tc, bind_ird_mismatch);
 	suite_add_tcase(s, tc);
 	return s;
 }
