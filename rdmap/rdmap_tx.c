@@ -36,6 +36,23 @@ static int send_terminate(struct rdmap_qp *qp)
 	return 1;
 }
 
+/*
+ * RFC 5040 §7.1 rule 1: an error found while creating an outgoing message is
+ * reported with a Terminate "sent instead of the request", its DDP and RDMA
+ * header fields absent (local catastrophic error).
+ */
+static void local_fail(struct rdmap_qp *qp)
+{
+	if (qp->term_pending || qp->state == RDMAP_QPS_ERROR)
+		return;
+	memset(&qp->term, 0, sizeof(qp->term));
+	qp->term.layer = TERM_LAYER_RDMAP;
+	qp->term.etype = RDMAP_ETYPE_CATASTROPHIC;
+	qp->term.ecode = RDMAP_ECODE_CATA_LOCAL;
+	qp->term_pending = 1;
+	qp->state = RDMAP_QPS_TERMINATE;
+}
+
 /* Pick the next message to transmit; 0 if nothing can start now. */
 static int tx_start_next(struct rdmap_qp *qp)
 {
@@ -69,7 +86,7 @@ static int tx_start_next(struct rdmap_qp *qp)
 			qp->sq_next++;
 			rdmap_sq_complete_ready(qp);
 			if (w->status != RDMAP_WC_SUCCESS) {
-				rdmap_qp_to_error(qp, NULL, 0);
+				local_fail(qp);
 				return 0;
 			}
 			continue;
@@ -247,13 +264,16 @@ int rdmap_qp_progress(struct rdmap_qp *qp)
 			break;
 		ret = tx_segment(qp);
 		if (ret < 0) {
-			rdmap_qp_to_error(qp, NULL, 0);
-			return ret;
+			local_fail(qp);
+			break;
 		}
 		if (ret == 0)
 			break;
 		n++;
 	}
+	/* a local error above: its TERMINATE goes out now */
+	if (qp->term_pending && !qp->term_sent)
+		return n + rdmap_qp_progress(qp);
 	return n;
 }
 

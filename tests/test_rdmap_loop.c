@@ -609,6 +609,48 @@ START_TEST(bind_ird_mismatch)
 }
 END_TEST
 
+/* RFC 5040 §7.1 rule 1: a local invalidate that fails is a local error:
+ * TERMINATE 0/0/7 without copied headers, the WR completes in error, the
+ * rest are flushed. */
+START_TEST(local_error_terminate)
+{
+	const struct loop_cfg *lc = &cfgs[0];
+	struct rp_pair p;
+	struct bufs b;
+	struct rdmap_send_wr w = {0};
+	uint8_t wire[256];
+	size_t n;
+
+	setup(&p, &b, lc, tu_seed());
+	w.wr_id = 5;
+	w.opcode = RDMAP_WR_LOCAL_INV;
+	w.flags = RDMAP_WR_SIGNALED;
+	w.inv_stag = 0x12345600; /* no such STag */
+	ck_assert_int_eq(rdmap_post_send(&p.a.qp, &w), 0);
+	w.wr_id = 6;
+	w.opcode = RDMAP_WR_SEND;
+	w.num_sge = 0;
+	ck_assert_int_eq(rdmap_post_send(&p.a.qp, &w), 0);
+	n = rp_capture(&p, &p.a, wire, sizeof(wire));
+	ck_assert_uint_eq(n, 2 + 18 + 4 + 4);
+	ck_assert_uint_eq(wire[2 + 18], (TERM_LAYER_RDMAP << 4) | RDMAP_ETYPE_CATASTROPHIC);
+	ck_assert_uint_eq(wire[2 + 19], RDMAP_ECODE_CATA_LOCAL);
+	ck_assert_uint_eq(wire[2 + 20], 0);
+	ck_assert_int_eq(p.a.qp.state, RDMAP_QPS_ERROR);
+	ck_assert_int_eq(p.a.nswc, 2);
+	ck_assert_uint_eq(p.a.swc[0].wr_id, 5);
+	ck_assert_int_eq(p.a.swc[0].status, RDMAP_WC_LOC_PROT_ERR);
+	ck_assert_uint_eq(p.a.swc[1].wr_id, 6);
+	ck_assert_int_eq(p.a.swc[1].status, RDMAP_WC_WR_FLUSH_ERR);
+	/* the peer learns the cause; the stream ends there (RFC 5040 §5.4) */
+	ck_assert_int_eq(rp_inject(&p, &p.b, wire, n), -ECONNRESET);
+	ck_assert_int_eq(p.b.qp.state, RDMAP_QPS_ERROR);
+	ck_assert_int_eq(p.b.err_received, 1);
+	ck_assert_uint_eq(p.b.err_term.ecode, RDMAP_ECODE_CATA_LOCAL);
+	teardown(&p, &b);
+}
+END_TEST
+
 Suite *rdmap_loop_suite(void)
 {
 	Suite *s = suite_create("rdmap_loop");
@@ -624,6 +666,7 @@ Suite *rdmap_loop_suite(void)
 	tcase_add_loop_test(tc, graceful_close, 0, NCFG);
 	tcase_add_test(tc, setup_terminate_sent);
 	tcase_add_test(tc, bind_ird_mismatch);
+	tcase_add_test(tc, local_error_terminate);
 	suite_add_tcase(s, tc);
 	return s;
 }
