@@ -118,6 +118,15 @@ static uint8_t send_opcode(const struct rdmap_send_wr *wr)
 	return se ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND;
 }
 
+/* Octets of the next segment: the rest of the message, at most what fits
+ * beside a @hdr octet DDP header in one MULPDU (RFC 5041 §5). */
+static uint64_t next_seg(const struct rdmap_tx_msg *m, uint32_t mulpdu, size_t hdr)
+{
+	uint64_t seg = m->total - m->sent;
+
+	return seg > mulpdu - hdr ? mulpdu - hdr : seg;
+}
+
 /* Queue the next segment of the current message.  1 queued, 0 no room,
  * -errno on failure. */
 static int tx_segment(struct rdmap_qp *qp)
@@ -136,9 +145,7 @@ static int tx_segment(struct rdmap_qp *qp)
 	if (m->kind == TXK_RRESP) {
 		struct rdmap_irqe *e = m->irqe;
 
-		seg = m->total - m->sent;
-		if (seg > mulpdu - DDP_TAGGED_HDR_LEN)
-			seg = mulpdu - DDP_TAGGED_HDR_LEN;
+		seg = next_seg(m, mulpdu, DDP_TAGGED_HDR_LEN);
 		h.tagged = 1;
 		h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_READ_RESP);
 		h.stag = e->sink_stag;
@@ -154,9 +161,7 @@ static int tx_segment(struct rdmap_qp *qp)
 
 		switch (wr->opcode) {
 		case RDMAP_WR_WRITE:
-			seg = m->total - m->sent;
-			if (seg > mulpdu - DDP_TAGGED_HDR_LEN)
-				seg = mulpdu - DDP_TAGGED_HDR_LEN;
+			seg = next_seg(m, mulpdu, DDP_TAGGED_HDR_LEN);
 			h.tagged = 1;
 			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_WRITE);
 			h.stag = wr->rkey;
@@ -168,9 +173,7 @@ static int tx_segment(struct rdmap_qp *qp)
 			h.msn = m->msn;
 			break;
 		default: /* Send variants */
-			seg = m->total - m->sent;
-			if (seg > mulpdu - DDP_UNTAGGED_HDR_LEN)
-				seg = mulpdu - DDP_UNTAGGED_HDR_LEN;
+			seg = next_seg(m, mulpdu, DDP_UNTAGGED_HDR_LEN);
 			h.ulp_ctrl = RDMAP_CTRL(send_opcode(wr));
 			h.qn = DDP_QN_SEND;
 			h.msn = m->msn;
