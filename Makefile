@@ -38,7 +38,7 @@ endif
 CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Itests
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
-LIBS_PRIVATE := -lcrypto -lpthread
+LIBS_PRIVATE := -luring -lcrypto -lpthread
 ifneq ($(SAN),)
 CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL += -fsanitize=$(SAN)
@@ -47,11 +47,11 @@ endif
 LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
             rdmap/rdmap_term.c \
-            verbs-shim/uiw_version.c
+            verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
-             tests/test_rdmap_err.c
+             tests/test_rdmap_err.c tests/test_verbs.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
 BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
 # every tests/fuzz/fuzz_<name>.c is a libFuzzer target
@@ -171,7 +171,7 @@ _check: _build
 	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench $(CHECK_BIN)
 
 _demo: _build
-	@echo "uiwarp demo: the verbs engine is not built yet (issue 4); running the MPA framing benchmark."
+	@echo "uiwarp demo: uiw-perf is not built yet (issue 4); running the MPA framing benchmark."
 	$(Q)$(O)/bench/uiw-bench-mpa_frame --quick
 
 _bench: _build
@@ -186,7 +186,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-saniti
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard mpa/*.h ddp/*.h rdmap/*.h tests/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -lcrypto -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -luring -lcrypto -lpthread
 
 _fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_NAMES); do \

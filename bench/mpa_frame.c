@@ -122,7 +122,6 @@ static const struct mpa_ops fr_ops = {
 	.rx_end = fr_rx_end,
 };
 
-
 static int fr_setup(struct fr_ctx *x, uint32_t emss, int crc, int markers)
 {
 	struct mpa_cfg ci, cr;

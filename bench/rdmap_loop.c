@@ -159,7 +159,6 @@ static const struct rdmap_ops rl_qp_ops = {
 	.error = rl_error,
 };
 
-
 static int rl_host_init(struct rl_host *h, uint8_t *src, uint8_t *dst, size_t len,
 			unsigned dst_access)
 {

@@ -316,6 +316,7 @@ struct mpa_conn {
 	unsigned tx_head;  /* oldest queued slot */
 	unsigned tx_count; /* queued slots */
 	size_t tx_off;	   /* octets of the oldest slot already sent */
+	size_t tx_lent;	   /* FPDU octets the last mpa_tx_pending() handed out, not yet advanced */
 	uint64_t tx_pos;   /* full-operation octets queued (markers included) */
 	uint64_t tx_next_marker;
 	size_t tx_queued_bytes; /* octets in queued FPDUs not yet sent */
@@ -411,7 +412,9 @@ ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len);
 /**
  * mpa_rx_lend() - where the next received octets must go, as up to @max
  * iovecs, in order.  Returns the count, 0 if MPA takes no bytes now, or the
- * error.  Valid until the next call into @c.
+ * error.  Valid until the next receive-side call into @c (mpa_rx,
+ * mpa_rx_lend, mpa_rx_ack, accept/reject); transmit calls may come in
+ * between while a read into the lend is in flight.
  */
 int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max);
 

@@ -47,6 +47,7 @@ int mpa_enter_full(struct mpa_conn *c)
 	c->tx_mulpdu = mulpdu;
 	c->tx_head = c->tx_count = 0;
 	c->tx_off = 0;
+	c->tx_lent = 0;
 	c->tx_pos = 0;
 	c->tx_next_marker = 0;
 	c->tx_queued_bytes = 0;
@@ -183,33 +184,37 @@ int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struc
 int mpa_tx_discard(struct mpa_conn *c)
 {
 	unsigned keep = 0, dropped;
-	size_t drop = 0;
+	size_t drop = 0, held = c->tx_off + c->tx_lent, total = 0, off = 0;
+	uint8_t *copy;
 
 	if (!c->tx_slots || !c->tx_count)
 		return 0;
-	if (c->tx_off) {
-		struct mpa_tx_slot *s = &c->tx_slots[c->tx_head];
-		size_t off = 0;
-
-		uint8_t *copy;
-
+	/* FPDUs partly sent, or handed to a send the engine has in flight
+	 * (mpa_tx_pending() not yet followed by mpa_tx_advance()), stay: the
+	 * stream would lose its framing, and the engine's advance its meaning. */
+	while (keep < c->tx_count && total < held)
+		total += c->tx_slots[(c->tx_head + keep++) % c->cfg.tx_depth].len;
+	if (keep) {
 		/* Error path only: the copy buffer is not worth keeping for every
-		 * connection (64 KiB each with loopback-sized FPDUs).  The head
-		 * may already live in an older copy: copy before freeing it. */
-		copy = malloc(s->len);
+		 * connection.  The head may already live in an older copy: copy
+		 * before freeing it. */
+		copy = malloc(total);
 		if (!copy)
 			return -ENOMEM;
+		for (unsigned i = 0; i < keep; i++) {
+			struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
+			size_t start = off;
 
-		for (unsigned j = 0; j < s->niov; j++) {
-			memcpy(copy + off, s->iov[j].iov_base, s->iov[j].iov_len);
-			off += s->iov[j].iov_len;
+			for (unsigned j = 0; j < s->niov; j++) {
+				memcpy(copy + off, s->iov[j].iov_base, s->iov[j].iov_len);
+				off += s->iov[j].iov_len;
+			}
+			s->iov[0].iov_base = copy + start;
+			s->iov[0].iov_len = off - start;
+			s->niov = 1;
 		}
 		free(c->tx_bounce);
 		c->tx_bounce = copy;
-		s->iov[0].iov_base = c->tx_bounce;
-		s->iov[0].iov_len = off;
-		s->niov = 1;
-		keep = 1;
 	}
 	for (unsigned i = keep; i < c->tx_count; i++)
 		drop += c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth].len;
@@ -250,6 +255,7 @@ int mpa_tx_pending(struct mpa_conn *c, struct iovec *iov, int max)
 		iov[cnt].iov_base = c->hs_tx + c->hs_tx_off;
 		iov[cnt++].iov_len = c->hs_tx_len - c->hs_tx_off;
 	}
+	c->tx_lent = 0;
 	if (!tx_gate_open(c))
 		return cnt;
 	for (unsigned i = 0; i < c->tx_count && cnt < max; i++) {
@@ -262,6 +268,7 @@ int mpa_tx_pending(struct mpa_conn *c, struct iovec *iov, int max)
 			}
 			iov[cnt].iov_base = (uint8_t *)s->iov[j].iov_base + skip;
 			iov[cnt++].iov_len = s->iov[j].iov_len - skip;
+			c->tx_lent += s->iov[j].iov_len - skip;
 			skip = 0;
 		}
 	}
@@ -279,6 +286,7 @@ int mpa_tx_advance(struct mpa_conn *c, size_t n)
 		k = n;
 	c->hs_tx_off += k;
 	n -= k;
+	c->tx_lent = n >= c->tx_lent ? 0 : c->tx_lent - n;
 	while (n) {
 		struct mpa_tx_slot *s = &c->tx_slots[c->tx_head];
 		size_t rem = s->len - c->tx_off;

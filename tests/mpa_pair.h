@@ -15,7 +15,7 @@
 
 struct tp_side {
 	struct mpa_conn c;
-	int auto_accept;    /* accept in the request upcall */
+	int auto_accept;     /* accept in the request upcall */
 	uint16_t accept_ird; /* IRD and ORD the auto-accept announces */
 	uint16_t accept_ord;
 	int queue_in_reply; /* initiator: queue one FPDU from the reply upcall */

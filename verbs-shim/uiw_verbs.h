@@ -1,18 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uiw_verbs.h - the one public header of uiwarp.
+ * uiw_verbs.h - the one public header of uiwarp: verbs and connection
+ * manager for a software iWARP stack (RDMAP/DDP/MPA over TCP).
  *
- * The verbs and connection-manager API (uiw_alloc_pd, uiw_reg_mr,
- * uiw_create_cq, uiw_create_qp, uiw_post_send, uiw_connect, ...) is NOT YET
- * IMPLEMENTED: it arrives with the verbs/engine work (issue 4).  Today the
- * library holds the MPA layer (RFC 5044, RFC 6581) and CRC32C, used through
- * the internal headers by the tests and benchmarks.
+ * Names copy libibverbs and librdmacm one for one with the uiw_ prefix, so
+ * that porting an rdma-core program is mechanical.  Differences, on purpose:
  *
- * Conventions (they differ from libibverbs on purpose): every function
- * returns 0 or a negative errno value; byte counts are ssize_t or -errno.
+ *  - Every function returns 0 or a negative errno value (libibverbs mixes
+ *    positive errno, -errno and NULL+errno); objects come back through an
+ *    out parameter.  uiw_poll_cq() returns a count or -errno, as
+ *    ibv_poll_cq().  Convert at any libibverbs-compatible boundary.
+ *  - uiw_get_cm_event() copies the event into the caller's struct: there is
+ *    no rdma_ack_cm_event().
+ *  - The connection manager and the verbs share one object, the context: a
+ *    CM id is created in a context, and its events are read from it.
+ *
+ * Threading: a context runs one progress thread (UIW_CTX_PROGRESS_THREAD)
+ * that owns the sockets and an io_uring; remote Reads and Writes progress
+ * while the application sleeps, as on an RNIC.  Every call takes the
+ * context's mutex for now (the lock-free data path is issue 7); any thread
+ * may call any function.
+ *
+ * Status of this first slice (issue 4):
+ *  - implemented: progress-thread contexts, PDs, MRs, CQs (polled), RC QPs,
+ *    post_send (Write, Read, Send, Send with Invalidate, local invalidate,
+ *    signaled/unsignaled, solicited, fence, inline), post_recv, and a CM over
+ *    IPv4 dotted-quad addresses (listen, connect, accept, reject with private
+ *    data, disconnect, events with a timeout).
+ *  - NOT implemented yet: polled mode (UIW_CTX_POLLED returns -ENOTSUP),
+ *    completion channels (uiw_req_notify_cq, uiw_get_cq_event), shared
+ *    receive queues, uiw_modify_qp, IPv6 and host names (-EAFNOSUPPORT /
+ *    -EINVAL), RFC 6581 peer-to-peer mode, MPA options (CRC, markers,
+ *    revision are the defaults: CRC on, no markers, revision 2), an event
+ *    fd for CM events.
  */
 #ifndef UIW_VERBS_H
 #define UIW_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +52,339 @@ const char *uiw_version(void);
  * octets at @buf, with the fastest implementation this CPU runs.
  */
 unsigned int uiw_crc32c(const void *buf, unsigned long len);
+
+struct uiw_context;
+struct uiw_pd;
+struct uiw_cq;
+struct uiw_qp;
+struct uiw_cm_id;
+
+/* ---- context ---------------------------------------------------------- */
+
+enum uiw_ctx_mode {
+	UIW_CTX_PROGRESS_THREAD = 0, /* default: a thread per context drives I/O */
+	UIW_CTX_POLLED = 1	     /* uiw_poll_cq drives I/O: NOT YET, -ENOTSUP */
+};
+
+struct uiw_context_attr {
+	enum uiw_ctx_mode mode;
+	unsigned max_mr; /* STag table size; 0: 4096 */
+};
+
+/**
+ * uiw_open_context() - create a context (STag table, io_uring, progress
+ * thread).  @attr may be NULL for defaults.
+ * Returns 0 with *@ctx set; -EINVAL (bad attr), -ENOTSUP (polled mode),
+ * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
+ * pthread_create().
+ */
+int uiw_open_context(struct uiw_context **ctx, const struct uiw_context_attr *attr);
+
+/**
+ * uiw_close_context() - stop the progress thread and free @ctx.  Returns 0,
+ * or -EBUSY while PDs, CQs, QPs or CM ids still exist (nothing is freed).
+ */
+int uiw_close_context(struct uiw_context *ctx);
+
+/* ---- protection domains and memory regions ------------------------------ */
+
+/** uiw_alloc_pd() - a protection domain.  Returns 0, -ENOMEM. */
+int uiw_alloc_pd(struct uiw_context *ctx, struct uiw_pd **pd);
+
+/** uiw_dealloc_pd() - free @pd.  Returns 0, -EBUSY while MRs or QPs use it. */
+int uiw_dealloc_pd(struct uiw_pd *pd);
+
+/* Access flags, values as enum ibv_access_flags. */
+#define UIW_ACCESS_LOCAL_WRITE	0x1
+#define UIW_ACCESS_REMOTE_WRITE 0x2
+#define UIW_ACCESS_REMOTE_READ	0x4
+
+/* A registered region; lkey and rkey are the same STag (RFC 5040 §6). */
+struct uiw_mr {
+	struct uiw_context *context;
+	struct uiw_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	void *priv; /* internal */
+};
+
+/**
+ * uiw_reg_mr() - register [@addr, @addr + @length) with @access (UIW_ACCESS_*).
+ * Tagged offsets are virtual addresses, as with siw: a peer Writes to
+ * remote_addr = (uintptr_t)addr + offset.  Returns 0 with *@mr set,
+ * -EINVAL (unknown access bits, NULL address with length > 0, wrapping
+ * range), -ENOSPC (STag table full), -ENOMEM.
+ */
+int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **mr);
+
+/**
+ * uiw_dereg_mr() - remove @mr; its STag is refused from now on.  Returns 0.
+ * The engine may be reading from the socket straight into a region that a
+ * posted receive or an inbound Write targets: free the memory only once no
+ * live connection can place into it (QP in error, connection closed).
+ */
+int uiw_dereg_mr(struct uiw_mr *mr);
+
+/* ---- completion queues -------------------------------------------------- */
+
+/* Status values are those of enum ibv_wc_status. */
+enum uiw_wc_status {
+	UIW_WC_SUCCESS = 0,
+	UIW_WC_LOC_LEN_ERR = 1,
+	UIW_WC_LOC_QP_OP_ERR = 2,
+	UIW_WC_LOC_PROT_ERR = 4,
+	UIW_WC_WR_FLUSH_ERR = 5,
+	UIW_WC_REM_INV_REQ_ERR = 9,
+	UIW_WC_REM_ACCESS_ERR = 10,
+	UIW_WC_REM_OP_ERR = 11,
+	UIW_WC_FATAL_ERR = 19,
+	UIW_WC_GENERAL_ERR = 21
+};
+
+/* Opcodes, values as enum ibv_wc_opcode. */
+enum uiw_wc_opcode {
+	UIW_WC_SEND = 0,
+	UIW_WC_RDMA_WRITE = 1,
+	UIW_WC_RDMA_READ = 2,
+	UIW_WC_LOCAL_INV = 6,
+	UIW_WC_RECV = 128
+};
+
+/* wc_flags */
+#define UIW_WC_WITH_INV	 0x08  /* as IBV_WC_WITH_INV: @invalidated_rkey is valid */
+#define UIW_WC_SOLICITED 0x100 /* uiwarp: the Send asked for a solicited event */
+#define UIW_WC_TERM	 0x200 /* uiwarp: @term_* hold the TERMINATE cause */
+
+struct uiw_wc {
+	uint64_t wr_id;
+	enum uiw_wc_status status;
+	enum uiw_wc_opcode opcode;
+	uint32_t byte_len;
+	unsigned wc_flags;
+	uint32_t invalidated_rkey;
+	struct uiw_qp *qp;
+	/* RFC 5040 §4.8 TERMINATE layer, type and code (UIW_WC_TERM) */
+	uint8_t term_layer, term_etype, term_ecode;
+};
+
+/**
+ * uiw_create_cq() - a completion queue of @cqe entries.  Returns 0, -EINVAL
+ * (@cqe 0), -ENOMEM.  A CQ that overflows loses completions; size it for
+ * the send and receive queues it serves.
+ */
+int uiw_create_cq(struct uiw_context *ctx, int cqe, struct uiw_cq **cq);
+
+/** uiw_destroy_cq() - free @cq.  Returns 0, -EBUSY while a QP uses it. */
+int uiw_destroy_cq(struct uiw_cq *cq);
+
+/**
+ * uiw_poll_cq() - move up to @n completions into @wc.  Never blocks.
+ * Returns the number moved (0..@n), -EINVAL (@n < 0), or -EOVERFLOW once
+ * completions were lost (reported once).
+ */
+int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
+
+/* ---- queue pairs -------------------------------------------------------- */
+
+#define UIW_MAX_SGE 6
+
+struct uiw_qp_cap {
+	unsigned max_send_wr;
+	unsigned max_recv_wr;
+	unsigned max_send_sge; /* at most UIW_MAX_SGE */
+	unsigned max_recv_sge; /* at most UIW_MAX_SGE */
+	unsigned max_inline_data;
+};
+
+struct uiw_qp_init_attr {
+	struct uiw_cq *send_cq;
+	struct uiw_cq *recv_cq;
+	struct uiw_qp_cap cap;
+	uint16_t ird; /* inbound Reads served at once; 0: 16 */
+	uint16_t ord; /* outbound Reads outstanding at once; 0: 16 */
+};
+
+/**
+ * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
+ * connection by uiw_connect() or uiw_accept(); receives may be posted
+ * before.  Returns 0, -EINVAL (no CQ, zero queue size, SGEs above
+ * UIW_MAX_SGE, IRD/ORD above 16383), -ENOMEM.
+ */
+int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
+
+/**
+ * uiw_destroy_qp() - free @qp.  Returns 0, or -EBUSY while its connection
+ * is live (wait for UIW_CM_EVENT_DISCONNECTED or destroy the CM id first).
+ */
+int uiw_destroy_qp(struct uiw_qp *qp);
+
+struct uiw_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* Opcodes, values as enum ibv_wr_opcode. */
+enum uiw_wr_opcode {
+	UIW_WR_RDMA_WRITE = 0,
+	UIW_WR_SEND = 2,
+	UIW_WR_RDMA_READ = 4,
+	UIW_WR_LOCAL_INV = 7,
+	UIW_WR_SEND_WITH_INV = 9
+};
+
+/* send_flags, values as enum ibv_send_flags */
+#define UIW_SEND_FENCE	   0x1
+#define UIW_SEND_SIGNALED  0x2
+#define UIW_SEND_SOLICITED 0x4
+#define UIW_SEND_INLINE	   0x8
+
+struct uiw_send_wr {
+	uint64_t wr_id;
+	struct uiw_send_wr *next;
+	struct uiw_sge *sg_list;
+	int num_sge;
+	enum uiw_wr_opcode opcode;
+	unsigned send_flags;
+	uint32_t invalidate_rkey; /* SEND_WITH_INV (remote), LOCAL_INV (local) */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+	} wr;
+};
+
+struct uiw_recv_wr {
+	uint64_t wr_id;
+	struct uiw_recv_wr *next;
+	struct uiw_sge *sg_list;
+	int num_sge;
+};
+
+/**
+ * uiw_post_send() - queue the chain @wr on @qp's send queue.  On failure
+ * *@bad_wr (if non-NULL) is the first WR not queued.  Returns 0, -EINVAL
+ * (bad opcode, SGE count, Read with more than one SGE, inline too long),
+ * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
+ * -EPIPE (the QP is closing).  On a QP in error WRs are accepted and
+ * complete with UIW_WC_WR_FLUSH_ERR.
+ */
+int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr);
+
+/** uiw_post_recv() - as uiw_post_send() for the receive queue. */
+int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
+
+/* ---- connection manager ------------------------------------------------- */
+
+#define UIW_PRIVATE_DATA_MAX 504 /* 512 less RFC 6581's IRD/ORD words */
+
+struct uiw_conn_param {
+	const void *private_data;
+	uint16_t private_data_len;    /* at most UIW_PRIVATE_DATA_MAX (librdmacm: uint8_t) */
+	uint16_t responder_resources; /* IRD; 0: the QP's */
+	uint16_t initiator_depth;     /* ORD; 0: the QP's */
+};
+
+enum uiw_cm_event_type {
+	UIW_CM_EVENT_CONNECT_REQUEST = 4, /* values as enum rdma_cm_event_type */
+	UIW_CM_EVENT_CONNECT_ERROR = 6,
+	UIW_CM_EVENT_UNREACHABLE = 7,
+	UIW_CM_EVENT_REJECTED = 8,
+	UIW_CM_EVENT_ESTABLISHED = 9,
+	UIW_CM_EVENT_DISCONNECTED = 10
+};
+
+/*
+ * A CM event, copied out by uiw_get_cm_event().  The id of a
+ * CONNECT_REQUEST is new and belongs to the application: answer it with
+ * uiw_accept() or uiw_reject(), and free it with uiw_destroy_id().  A
+ * CONNECT_REQUEST whose TCP connection dies before the answer makes
+ * uiw_accept() fail with -EINVAL.  DISCONNECTED follows ESTABLISHED once the
+ * connection's socket is closed (graceful close, peer close, TERMINATE).
+ */
+struct uiw_cm_event {
+	enum uiw_cm_event_type event;
+	struct uiw_cm_id *id;	     /* CONNECT_REQUEST: the new id to accept/reject */
+	struct uiw_cm_id *listen_id; /* CONNECT_REQUEST: the listener */
+	int status;		     /* 0, or -errno: the reason of an error event */
+	uint8_t private_data[512];
+	uint16_t private_data_len;
+	uint16_t responder_resources; /* peer's IRD (MPA revision 2), else 0 */
+	uint16_t initiator_depth;     /* peer's ORD */
+};
+
+/** uiw_create_id() - a CM id in @ctx (@context is returned in events).  Returns 0, -ENOMEM. */
+int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **id);
+
+/** uiw_id_context() - the @context given to uiw_create_id() (NULL for accepted ids). */
+void *uiw_id_context(struct uiw_cm_id *id);
+
+/**
+ * uiw_destroy_id() - close the connection (abortively if still live) and
+ * free @id.  A QP attached to it goes to error (its WRs are flushed) and may
+ * then be destroyed.  Returns 0.
+ */
+int uiw_destroy_id(struct uiw_cm_id *id);
+
+/**
+ * uiw_listen() - listen on @host:@port (IPv4 dotted quad; NULL: any) with
+ * @backlog.  @port 0 lets the kernel choose; read it with uiw_get_port().
+ * Incoming connections arrive as UIW_CM_EVENT_CONNECT_REQUEST.  Returns 0,
+ * -EINVAL (id in use, bad address), or the -errno of socket/bind/listen
+ * (-EADDRINUSE, ...).
+ */
+int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog);
+
+/** uiw_get_port() - the local port of @id, host order; 0 if not bound. */
+uint16_t uiw_get_port(struct uiw_cm_id *id);
+
+/**
+ * uiw_connect() - connect @id to @host:@port (IPv4 dotted quad), then run
+ * the MPA handshake carrying @param's private data, attaching @qp.  Returns
+ * 0 when started; the outcome arrives as ESTABLISHED, REJECTED (status
+ * -ECONNREFUSED, with the reply's private data), UNREACHABLE (TCP failed: status -ECONNREFUSED,
+ * -ETIMEDOUT, ...) or CONNECT_ERROR (MPA failed: status -EPROTO,
+ * -ETIMEDOUT).  Returns -EINVAL (id in use, bad address, QP already
+ * attached), -EMSGSIZE (private data too long), -ENOMEM, or the -errno of
+ * socket().
+ */
+int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
+		const struct uiw_conn_param *param);
+
+/**
+ * uiw_accept() - accept the CONNECT_REQUEST of @id, attaching @qp, with
+ * @param's private data.  ESTABLISHED follows on @id.  Returns 0, -EINVAL
+ * (no request pending, QP attached elsewhere), -EMSGSIZE, -ENOMEM, or
+ * -ECONNABORTED when MPA failed on entering full operation.
+ */
+int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_param *param);
+
+/**
+ * uiw_reject() - refuse the CONNECT_REQUEST of @id with an MPA Reject
+ * carrying @len octets at @pd; the TCP connection is closed once it is sent.
+ * Returns 0, -EINVAL (no request pending), -EMSGSIZE.
+ */
+int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len);
+
+/**
+ * uiw_disconnect() - graceful close (RFC 5040 §6.2): no new work, what is
+ * queued is sent, then TCP is closed.  Both sides then get DISCONNECTED and
+ * their QPs go to error, flushing outstanding WRs (UIW_WC_WR_FLUSH_ERR).
+ * Returns 0, -EINVAL (not connected).
+ */
+int uiw_disconnect(struct uiw_cm_id *id);
+
+/**
+ * uiw_get_cm_event() - wait up to @timeout_ms (-1: forever) for the next CM
+ * event of @ctx and copy it to @ev.  Returns 0, -ETIMEDOUT, -EINVAL.
+ */
+int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms);
+
+/** uiw_event_str() - the event's name ("ESTABLISHED", ...). */
+const char *uiw_event_str(enum uiw_cm_event_type ev);
 
 #ifdef __cplusplus
 }

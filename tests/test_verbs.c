@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public verbs and CM API end to end: two contexts (server and client)
+ * in one process, each with its progress thread, over real TCP sockets on
+ * 127.0.0.1 with kernel-chosen ports.  Every wait is bounded (10 s).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "uiw_verbs.h"
+
+#define TV_WAIT_MS 10000
+#define TV_BUF	   (1u << 20)
+
+struct tv_side {
+	struct uiw_context *ctx;
+	struct uiw_pd *pd;
+	struct uiw_cq *cq;
+	struct uiw_qp *qp;
+	struct uiw_cm_id *id;
+	uint8_t *buf;
+	struct uiw_mr *mr;
+};
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void side_init(struct tv_side *s)
+{
+	struct uiw_qp_init_attr qa = {0};
+
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(uiw_open_context(&s->ctx, NULL), 0);
+	ck_assert_int_eq(uiw_alloc_pd(s->ctx, &s->pd), 0);
+	ck_assert_int_eq(uiw_create_cq(s->ctx, 256, &s->cq), 0);
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = 64;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 2;
+	qa.cap.max_inline_data = 64;
+	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &s->qp), 0);
+	s->buf = calloc(1, 2 * TV_BUF);
+	ck_assert_ptr_nonnull(s->buf);
+	ck_assert_int_eq(uiw_reg_mr(s->pd, s->buf, 2 * TV_BUF,
+				    UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE |
+					    UIW_ACCESS_REMOTE_READ,
+				    &s->mr),
+			 0);
+	ck_assert_uint_eq(s->mr->lkey, s->mr->rkey);
+}
+
+static void side_fini(struct tv_side *s)
+{
+	if (s->id)
+		ck_assert_int_eq(uiw_destroy_id(s->id), 0);
+	ck_assert_int_eq(uiw_destroy_qp(s->qp), 0);
+	ck_assert_int_eq(uiw_dereg_mr(s->mr), 0);
+	ck_assert_int_eq(uiw_destroy_cq(s->cq), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(s->pd), 0);
+	ck_assert_int_eq(uiw_close_context(s->ctx), 0);
+	free(s->buf);
+}
+
+static void want_event(struct uiw_context *ctx, enum uiw_cm_event_type type,
+		       struct uiw_cm_event *ev)
+{
+	int ret = uiw_get_cm_event(ctx, ev, TV_WAIT_MS);
+
+	ck_assert_msg(ret == 0, "no CM event (%d), wanted %s", ret, uiw_event_str(type));
+	ck_assert_msg(ev->event == type, "event %s (status %d), wanted %s",
+		      uiw_event_str(ev->event), ev->status, uiw_event_str(type));
+}
+
+static void want_wc(struct uiw_cq *cq, struct uiw_wc *wc)
+{
+	uint64_t end = ms_now() + TV_WAIT_MS;
+	int n;
+
+	while ((n = uiw_poll_cq(cq, 1, wc)) == 0 && ms_now() < end)
+		usleep(50);
+	ck_assert_msg(n == 1, "no completion within %d ms (%d)", TV_WAIT_MS, n);
+}
+
+static void post_recv(struct tv_side *s, uint64_t wr_id, void *addr, uint32_t len)
+{
+	struct uiw_sge sge = {(uintptr_t)addr, len, s->mr->lkey};
+	struct uiw_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1};
+
+	ck_assert_int_eq(uiw_post_recv(s->qp, &wr, NULL), 0);
+}
+
+static void post_send(struct tv_side *s, enum uiw_wr_opcode op, uint64_t wr_id, void *addr,
+		      uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct uiw_sge sge = {(uintptr_t)addr, len, s->mr->lkey};
+	struct uiw_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = UIW_SEND_SIGNALED,
+	};
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	ck_assert_int_eq(uiw_post_send(s->qp, &wr, NULL), 0);
+}
+
+/* Server @srv listens, client @cli connects; private data both ways. */
+static void connect_pair(struct tv_side *srv, struct tv_side *cli, struct uiw_cm_id **lid)
+{
+	static const char cpd[] = "hello from the client";
+	static const char spd[] = "welcome, says the server";
+	struct uiw_conn_param cp = {cpd, sizeof(cpd), 0, 0};
+	struct uiw_conn_param sp = {spd, sizeof(spd), 0, 0};
+	struct uiw_cm_event ev;
+	uint16_t port;
+
+	ck_assert_int_eq(uiw_create_id(srv->ctx, NULL, lid), 0);
+	ck_assert_int_eq(uiw_listen(*lid, "127.0.0.1", 0, 8), 0);
+	port = uiw_get_port(*lid);
+	ck_assert_uint_ne(port, 0);
+	ck_assert_int_eq(uiw_create_id(cli->ctx, cli, &cli->id), 0);
+	ck_assert_ptr_eq(uiw_id_context(cli->id), cli);
+	ck_assert_int_eq(uiw_connect(cli->id, "127.0.0.1", port, cli->qp, &cp), 0);
+
+	want_event(srv->ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_ptr_eq(ev.listen_id, *lid);
+	ck_assert_uint_eq(ev.private_data_len, sizeof(cpd));
+	ck_assert_mem_eq(ev.private_data, cpd, sizeof(cpd));
+	ck_assert_uint_eq(ev.responder_resources, 16); /* MPA revision 2 IRD */
+	srv->id = ev.id;
+	ck_assert_int_eq(uiw_accept(srv->id, srv->qp, &sp), 0);
+	want_event(srv->ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(ev.id, srv->id);
+
+	want_event(cli->ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(ev.id, cli->id);
+	ck_assert_uint_eq(ev.private_data_len, sizeof(spd));
+	ck_assert_mem_eq(ev.private_data, spd, sizeof(spd));
+}
+
+static void disconnect_pair(struct tv_side *srv, struct tv_side *cli)
+{
+	struct uiw_cm_event ev;
+
+	ck_assert_int_eq(uiw_disconnect(cli->id), 0);
+	want_event(cli->ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_event(srv->ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+}
+
+/*
+ * The test thread writes server memory that the server's engine reads or
+ * wrote, ordered by the TCP exchange, which ThreadSanitizer cannot see (in a
+ * real deployment the two sides are separate processes).  A call on the
+ * server's context (its mutex) before and after makes the order visible.
+ */
+static void ctx_sync(struct tv_side *s)
+{
+	struct uiw_wc wc;
+
+	ck_assert_int_eq(uiw_poll_cq(s->cq, 0, &wc), 0);
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	tu_rand_fill(&seed, p, n);
+}
+
+START_TEST(test_verbs_data)
+{
+	static const uint32_t sizes[] = {0, 1, 65536, TV_BUF};
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_wc wc;
+	uint64_t seed = tu_seed();
+
+	side_init(&srv);
+	side_init(&cli);
+	connect_pair(&srv, &cli, &lid);
+
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t n = sizes[i];
+		uint8_t *sdst = srv.buf, *csrc = cli.buf, *cdst = cli.buf + TV_BUF;
+
+		/* RDMA Write, then a Send that arrives after the placed data */
+		fill(csrc, n, seed + i);
+		ctx_sync(&srv);
+		memset(sdst, 0, TV_BUF);
+		ctx_sync(&srv);
+		post_recv(&srv, 100 + i, srv.buf + TV_BUF, 16);
+		post_send(&cli, UIW_WR_RDMA_WRITE, 1, csrc, n, (uintptr_t)sdst, srv.mr->rkey);
+		post_send(&cli, UIW_WR_SEND, 2, csrc, 0, 0, 0);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RDMA_WRITE);
+		ck_assert_uint_eq(wc.wr_id, 1);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.opcode, UIW_WC_SEND);
+		want_wc(srv.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+		ck_assert_uint_eq(wc.wr_id, 100 + i);
+		ck_assert_uint_eq(wc.byte_len, 0);
+		ck_assert(memcmp(sdst, csrc, n) == 0);
+
+		/* RDMA Read of the server's memory */
+		ctx_sync(&srv);
+		fill(sdst, n, seed + 50 + i);
+		ctx_sync(&srv);
+		memset(cdst, 0, TV_BUF);
+		post_send(&cli, UIW_WR_RDMA_READ, 3, cdst, n, (uintptr_t)sdst, srv.mr->rkey);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RDMA_READ);
+		ck_assert_uint_eq(wc.wr_id, 3);
+		ck_assert(memcmp(sdst, cdst, n) == 0);
+
+		/* Send into a posted receive */
+		fill(csrc, n, seed + 100 + i);
+		ctx_sync(&srv);
+		memset(sdst, 0, TV_BUF);
+		ctx_sync(&srv);
+		post_recv(&srv, 200 + i, sdst, TV_BUF);
+		post_send(&cli, UIW_WR_SEND, 4, csrc, n, 0, 0);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_SEND);
+		want_wc(srv.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+		ck_assert_uint_eq(wc.wr_id, 200 + i);
+		ck_assert_uint_eq(wc.byte_len, n);
+		ck_assert(memcmp(sdst, csrc, n) == 0);
+	}
+	ck_assert_int_eq(uiw_poll_cq(srv.cq, 1, &wc), 0);
+	ck_assert_int_eq(uiw_poll_cq(cli.cq, 1, &wc), 0);
+
+	disconnect_pair(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+START_TEST(test_verbs_reject)
+{
+	static const char cpd[] = "may I?";
+	static const char rpd[] = "no: server full";
+	struct uiw_conn_param cp = {cpd, sizeof(cpd), 0, 0};
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid, *ev_id;
+	struct uiw_cm_event ev;
+
+	side_init(&srv);
+	side_init(&cli);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 8), 0);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", uiw_get_port(lid), cli.qp, &cp), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_mem_eq(ev.private_data, cpd, sizeof(cpd));
+	ev_id = ev.id;
+	ck_assert_int_eq(uiw_reject(ev.id, rpd, sizeof(rpd)), 0);
+	ck_assert_int_eq(uiw_accept(ev.id, srv.qp, NULL), -EINVAL); /* answered already */
+	want_event(cli.ctx, UIW_CM_EVENT_REJECTED, &ev);
+	ck_assert_ptr_eq(ev.id, cli.id);
+	ck_assert_uint_eq(ev.private_data_len, sizeof(rpd));
+	ck_assert_mem_eq(ev.private_data, rpd, sizeof(rpd));
+	ck_assert_int_ne(ev.status, 0);
+	/* the rejected id is the server's to destroy (side_fini) */
+	srv.id = ev_id;
+	{
+		struct uiw_cm_event e2;
+
+		ck_assert_int_eq(uiw_get_cm_event(srv.ctx, &e2, 0), -ETIMEDOUT);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+/* The server's child id must be destroyed too; keep it from the reject. */
+START_TEST(test_verbs_reject_destroy_child)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+
+	side_init(&srv);
+	side_init(&cli);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 8), 0);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", uiw_get_port(lid), cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_uint_eq(ev.private_data_len, 0);
+	srv.id = ev.id;
+	ck_assert_int_eq(uiw_reject(srv.id, NULL, 0), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_REJECTED, &ev);
+	ck_assert_uint_eq(ev.private_data_len, 0);
+	ck_assert_int_eq(uiw_close_context(srv.ctx), -EBUSY); /* objects remain */
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+START_TEST(test_verbs_unreachable)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	struct tv_side cli;
+	struct uiw_cm_event ev;
+	int fd;
+
+	/* a port that was just free and has no listener */
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+
+	side_init(&cli);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", ntohs(sa.sin_port), cli.qp, NULL), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_UNREACHABLE, &ev);
+	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	close(fd);
+	/* bad arguments */
+	{
+		struct uiw_cm_id *id;
+
+		ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &id), 0);
+		ck_assert_int_eq(uiw_connect(id, "not-an-address", 1, cli.qp, NULL), -EINVAL);
+		ck_assert_int_eq(uiw_connect(id, "::1", 1, cli.qp, NULL), -EAFNOSUPPORT);
+		ck_assert_int_eq(uiw_destroy_id(id), 0);
+	}
+	side_fini(&cli);
+}
+END_TEST
+
+START_TEST(test_verbs_disconnect_flush)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+
+	side_init(&srv);
+	side_init(&cli);
+	connect_pair(&srv, &cli, &lid);
+	for (int i = 0; i < 4; i++)
+		post_recv(&srv, 10 + (uint64_t)i, srv.buf + (size_t)i * 4096, 4096);
+	post_recv(&cli, 20, cli.buf, 4096);
+	ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+	ck_assert_int_eq(uiw_disconnect(cli.id), -EINVAL);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(ev.id, srv.id);
+	for (int i = 0; i < 4; i++) {
+		want_wc(srv.cq, &wc);
+		ck_assert_uint_eq(wc.wr_id, 10 + (uint64_t)i);
+		ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+	}
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 20);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+/* A Write to an STag the server never registered: TERMINATE, both close. */
+START_TEST(test_verbs_remote_access_error)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+	int flushed = 0;
+
+	side_init(&srv);
+	side_init(&cli);
+	connect_pair(&srv, &cli, &lid);
+	post_recv(&srv, 30, srv.buf, 4096);
+	post_recv(&cli, 40, cli.buf + TV_BUF, 4096);
+	post_send(&cli, UIW_WR_RDMA_WRITE, 1, cli.buf, 4096, (uintptr_t)srv.buf,
+		  srv.mr->rkey ^ 0x55);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	/* the server's receive and the client's receive end in error */
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 30);
+	ck_assert_int_ne(wc.status, UIW_WC_SUCCESS);
+	while (uiw_poll_cq(cli.cq, 1, &wc) == 1) {
+		if (wc.wr_id == 40) {
+			ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+			flushed = 1;
+		}
+	}
+	ck_assert(flushed);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+/* Destroying a connected id: its QP flushes, the peer sees DISCONNECTED. */
+START_TEST(test_verbs_destroy_connected)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+
+	side_init(&srv);
+	side_init(&cli);
+	connect_pair(&srv, &cli, &lid);
+	post_recv(&srv, 50, srv.buf, 4096);
+	post_recv(&cli, 60, cli.buf, 4096);
+	ck_assert_int_eq(uiw_destroy_qp(srv.qp), -EBUSY); /* connection live */
+	ck_assert_int_eq(uiw_destroy_id(srv.id), 0);
+	srv.id = NULL;
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 50);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 60);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(uiw_get_cm_event(srv.ctx, &ev, 0), -ETIMEDOUT);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+START_TEST(test_verbs_api_errors)
+{
+	struct uiw_context *ctx;
+	struct uiw_context_attr a = {.mode = UIW_CTX_POLLED};
+	struct uiw_cq *cq;
+	struct uiw_pd *pd;
+	struct uiw_mr *mr;
+	struct uiw_cm_event ev;
+	uint8_t b[16];
+
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), -ENOTSUP);
+	ck_assert_int_eq(uiw_open_context(&ctx, NULL), 0);
+	ck_assert_int_eq(uiw_create_cq(ctx, 0, &cq), -EINVAL);
+	ck_assert_int_eq(uiw_alloc_pd(ctx, &pd), 0);
+	ck_assert_int_eq(uiw_reg_mr(pd, b, sizeof(b), 0x80, &mr), -EINVAL);
+	ck_assert_int_eq(uiw_reg_mr(pd, b, sizeof(b), UIW_ACCESS_LOCAL_WRITE, &mr), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(pd), -EBUSY);
+	ck_assert_int_eq(uiw_get_cm_event(ctx, &ev, 10), -ETIMEDOUT);
+	ck_assert_int_eq(uiw_dereg_mr(mr), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(pd), 0);
+	ck_assert_int_eq(uiw_close_context(ctx), 0);
+}
+END_TEST
+
+/*
+ * A server in a fork()ed process: the client Writes 512 KiB to the server's
+ * [1.5 MiB, 2 MiB), Reads its [1 MiB, 1.5 MiB), Sends, and disconnects; the
+ * server checks the Write and the Send and exits 0.
+ */
+START_TEST(test_verbs_fork)
+{
+	struct {
+		uint64_t addr;
+		uint32_t rkey;
+		uint16_t port;
+	} info = {0};
+	int pfd[2];
+	pid_t pid;
+	int status = -1;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tv_side srv;
+		struct uiw_cm_id *lid;
+		struct uiw_cm_event ev;
+		struct uiw_wc wc;
+		int ok = 1;
+
+		close(pfd[0]);
+		alarm(20); /* a stuck child never outlives the test */
+		side_init(&srv);
+		if (uiw_create_id(srv.ctx, NULL, &lid) || uiw_listen(lid, "127.0.0.1", 0, 8))
+			_exit(2);
+		info.port = uiw_get_port(lid);
+		info.addr = (uintptr_t)srv.buf;
+		info.rkey = srv.mr->rkey;
+		if (write(pfd[1], &info, sizeof(info)) != sizeof(info))
+			_exit(3);
+		if (uiw_get_cm_event(srv.ctx, &ev, TV_WAIT_MS) ||
+		    ev.event != UIW_CM_EVENT_CONNECT_REQUEST)
+			_exit(4);
+		srv.id = ev.id;
+		for (uint32_t i = 0; i < TV_BUF / 2; i++)
+			srv.buf[TV_BUF + i] = (uint8_t)(i * 7);
+		post_recv(&srv, 1, srv.buf, 16);
+		if (uiw_accept(srv.id, srv.qp, NULL))
+			_exit(5);
+		/* the client Writes, Reads, then Sends "done"; then disconnects */
+		if (uiw_get_cm_event(srv.ctx, &ev, TV_WAIT_MS) ||
+		    ev.event != UIW_CM_EVENT_ESTABLISHED)
+			_exit(6);
+		if (uiw_get_cm_event(srv.ctx, &ev, TV_WAIT_MS) ||
+		    ev.event != UIW_CM_EVENT_DISCONNECTED)
+			_exit(7);
+		if (uiw_poll_cq(srv.cq, 1, &wc) != 1 || wc.status != UIW_WC_SUCCESS)
+			ok = 0;
+		for (uint32_t i = 0; i < TV_BUF / 2; i++)
+			if (srv.buf[TV_BUF * 3 / 2 + i] != (uint8_t)(i ^ 0x5a))
+				ok = 0;
+		uiw_destroy_id(lid);
+		side_fini(&srv);
+		_exit(ok ? 0 : 8);
+	}
+	close(pfd[1]);
+	{
+		struct tv_side cli;
+		struct uiw_cm_event ev;
+		struct uiw_wc wc;
+		uint64_t end;
+		pid_t r;
+
+		ck_assert_int_eq(read(pfd[0], &info, sizeof(info)), sizeof(info));
+		close(pfd[0]);
+		side_init(&cli);
+		ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+		ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", info.port, cli.qp, NULL), 0);
+		want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+		for (uint32_t i = 0; i < TV_BUF / 2; i++)
+			cli.buf[i] = (uint8_t)(i ^ 0x5a);
+		post_send(&cli, UIW_WR_RDMA_WRITE, 1, cli.buf, TV_BUF / 2,
+			  info.addr + TV_BUF * 3 / 2, info.rkey);
+		post_send(&cli, UIW_WR_RDMA_READ, 2, cli.buf + TV_BUF, TV_BUF / 2,
+			  info.addr + TV_BUF, info.rkey);
+		post_send(&cli, UIW_WR_SEND, 3, cli.buf, 4, 0, 0);
+		for (int i = 1; i <= 3; i++) {
+			want_wc(cli.cq, &wc);
+			ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+			ck_assert_uint_eq(wc.wr_id, (uint64_t)i);
+		}
+		for (uint32_t i = 0; i < TV_BUF / 2; i++)
+			ck_assert_uint_eq(cli.buf[TV_BUF + i], (uint8_t)(i * 7));
+		ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+		want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		side_fini(&cli);
+
+		end = ms_now() + TV_WAIT_MS;
+		while ((r = waitpid(pid, &status, WNOHANG)) == 0 && ms_now() < end)
+			usleep(1000);
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			ck_abort_msg("server process did not exit");
+		}
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+	}
+}
+END_TEST
+
+Suite *verbs_suite(void)
+{
+	Suite *s = suite_create("verbs");
+	TCase *tc = tcase_create("loopback");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_verbs_api_errors);
+	tcase_add_test(tc, test_verbs_data);
+	tcase_add_test(tc, test_verbs_reject);
+	tcase_add_test(tc, test_verbs_reject_destroy_child);
+	tcase_add_test(tc, test_verbs_unreachable);
+	tcase_add_test(tc, test_verbs_disconnect_flush);
+	tcase_add_test(tc, test_verbs_remote_access_error);
+	tcase_add_test(tc, test_verbs_destroy_connected);
+	tcase_add_test(tc, test_verbs_fork);
+	suite_add_tcase(s, tc);
+	return s;
+}

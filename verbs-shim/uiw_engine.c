@@ -1,0 +1,934 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine: the only code of uiwarp that touches sockets.  One progress
+ * thread per context runs an io_uring loop:
+ *
+ *  - per connection at most one IORING_OP_READV (into the iovecs that
+ *    mpa_rx_lend() returns: payload lands straight in registered memory, no
+ *    staging copy; then mpa_rx_ack()), one IORING_OP_SENDMSG (the iovecs of
+ *    mpa_tx_pending(), then mpa_tx_advance()) and one control operation
+ *    (IORING_OP_ACCEPT on a listener, IORING_OP_CONNECT on an initiator);
+ *  - an IORING_OP_READ on an eventfd that the application's calls write to
+ *    when they post work;
+ *  - MPA handshake deadlines (mpa_conn_next_timeout(), CLOCK_MONOTONIC)
+ *    bound the wait (io_uring_wait_cqe_timeout()).
+ *
+ * The context mutex is held while the thread runs the state machines and
+ * released while it waits in the ring; a lock-free data path is issue 7.
+ * Connection teardown: an id's socket is closed only when no SQE of it is
+ * in flight, so no kernel operation ever outlives the memory it uses.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uiw_int.h"
+
+#define UIW_RING_DEPTH 256
+
+uint64_t engine_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void engine_wake(struct uiw_context *ctx)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN (counter saturated) still means "awake": ignore the result. */
+	if (write(ctx->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
+{
+	struct uiw_ev_node *n = malloc(sizeof(*n));
+
+	if (!n)
+		return; /* control path; an event lost to ENOMEM is reported nowhere */
+	n->next = NULL;
+	n->ev = *ev;
+	*ctx->ev_tail = n;
+	ctx->ev_tail = &n->next;
+	pthread_cond_broadcast(&ctx->cond);
+}
+
+static void id_event(struct uiw_cm_id *id, enum uiw_cm_event_type type, int status, const void *pd,
+		     size_t pd_len)
+{
+	struct uiw_cm_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event = type;
+	ev.id = id;
+	ev.status = status;
+	if (type == UIW_CM_EVENT_CONNECT_REQUEST)
+		ev.listen_id = id->listener;
+	if (pd_len > sizeof(ev.private_data))
+		pd_len = sizeof(ev.private_data);
+	if (pd_len)
+		memcpy(ev.private_data, pd, pd_len);
+	ev.private_data_len = (uint16_t)pd_len;
+	ev.responder_resources = id->peer_ird;
+	ev.initiator_depth = id->peer_ord;
+	engine_ev_push(id->ctx, &ev);
+}
+
+/* ---- MPA handshake upcalls (before the QP is bound) --------------------- */
+
+static void hs_copy(struct uiw_cm_id *id, const struct mpa_rr *rr)
+{
+	id->hs_pd_len = rr->ulp_pd_len;
+	if (rr->ulp_pd_len)
+		memcpy(id->hs_pd, rr->ulp_pd, rr->ulp_pd_len);
+	id->peer_ird = rr->ird;
+	id->peer_ord = rr->ord;
+}
+
+static void hs_request(void *arg, const struct mpa_rr *req)
+{
+	struct uiw_cm_id *id = arg;
+
+	hs_copy(id, req);
+	id->got_request = 1;
+}
+
+static void hs_reply(void *arg, const struct mpa_rr *rep)
+{
+	struct uiw_cm_id *id = arg;
+
+	hs_copy(id, rep);
+	id->reply_reject = rep->reject;
+	id->got_reply = 1;
+}
+
+static const struct mpa_ops hs_ops = {
+	.request = hs_request,
+	.reply = hs_reply,
+};
+
+static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)
+{
+	int one = 1, mss = 0;
+	socklen_t len = sizeof(mss);
+
+	setsockopt(id->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* The FPDU size follows the path MSS (RFC 5044 §8: MULPDU from EMSS). */
+	if (!getsockopt(id->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) && mss > 0)
+		cfg->emss = (uint32_t)mss;
+	cfg->rx_hdr_min = DDP_TAGGED_HDR_LEN;
+}
+
+/* Stop all I/O of @id: the socket is closed once nothing is in flight. */
+static void id_abort(struct uiw_cm_id *id)
+{
+	if (id->fd >= 0)
+		shutdown(id->fd, SHUT_RDWR);
+	id->rx_done = 1;
+	id->tx_shut = 1;
+	if (id->misc_busy)
+		id->cancel_misc = 1;
+	if (id->state != UIW_ID_LISTEN)
+		id->state = UIW_ID_CLOSING;
+}
+
+/* The connection failed: flush the QP, or report the handshake failure. */
+static void id_conn_failed(struct uiw_cm_id *id, int err, int eof)
+{
+	if (id->qp && id->qp->qp.state != RDMAP_QPS_IDLE) {
+		/* bound: send MPA's TERMINATE if any, keep reading until EOF */
+		rdmap_qp_conn_failed(&id->qp->qp, err);
+		if (eof)
+			id->rx_done = 1;
+		else
+			id->rx_discard = 1;
+		id->state = UIW_ID_CLOSING;
+		return;
+	}
+	if (id->mpa_inited && id->mpa.cfg.role == MPA_ROLE_INITIATOR && !id->reported &&
+	    !id->destroying) {
+		id->reported = 1;
+		id_event(id, UIW_CM_EVENT_CONNECT_ERROR, err ? err : -ECONNRESET, NULL, 0);
+	}
+	id_abort(id);
+}
+
+static void after_handshake(struct uiw_cm_id *id)
+{
+	int ret;
+
+	if (id->got_request) {
+		id->got_request = 0;
+		if (id->destroying)
+			return;
+		id->state = UIW_ID_REQ;
+		id->user_owned = 1; /* the application must accept/reject and destroy it */
+		id->ctx->nid++;
+		id_event(id, UIW_CM_EVENT_CONNECT_REQUEST, 0, id->hs_pd, id->hs_pd_len);
+	}
+	if (id->got_reply) {
+		id->got_reply = 0;
+		if (id->reply_reject) {
+			id->reported = 1;
+			id_event(id, UIW_CM_EVENT_REJECTED, -ECONNREFUSED, id->hs_pd,
+				 id->hs_pd_len);
+			id_abort(id);
+			return;
+		}
+		ret = rdmap_qp_bind(&id->qp->qp, &id->mpa);
+		if (ret) {
+			id->reported = 1;
+			id_event(id, UIW_CM_EVENT_CONNECT_ERROR, ret, NULL, 0);
+			if (ret == -ECONNABORTED) { /* the QP sends the TERMINATE */
+				id->rx_discard = 1;
+				id->state = UIW_ID_CLOSING;
+			} else {
+				id_abort(id);
+			}
+			return;
+		}
+		id->state = UIW_ID_UP;
+		id->established = 1;
+		id_event(id, UIW_CM_EVENT_ESTABLISHED, 0, id->hs_pd, id->hs_pd_len);
+	}
+}
+
+static void id_init_ops(struct uiw_cm_id *id)
+{
+	id->fd = -1;
+	id->op_rx = (struct uiw_op){UIW_OP_RX, id};
+	id->op_tx = (struct uiw_op){UIW_OP_TX, id};
+	id->op_misc = (struct uiw_op){UIW_OP_MISC, id};
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static void on_rx(struct uiw_cm_id *id, int res)
+{
+	int ret;
+
+	id->rx_busy = 0;
+	if (id->rx_done)
+		return;
+	if (id->rx_discard) {
+		if (res <= 0)
+			id->rx_done = 1;
+		return;
+	}
+	if (res == 0 || res == -ECONNRESET || res == -EPIPE) {
+		id_conn_failed(id, res ? res : 0, 1);
+		id->rx_done = 1;
+		return;
+	}
+	if (res < 0) {
+		id_conn_failed(id, res, 1);
+		id->rx_done = 1;
+		return;
+	}
+	ret = mpa_rx_ack(&id->mpa, (size_t)res);
+	after_handshake(id);
+	if (ret < 0 && id->state != UIW_ID_DEAD) {
+		if (ret == -ECONNREFUSED) { /* refused by policy: the Reject is queued */
+			id->rx_done = 1;
+			id->close_after_tx = 1;
+			id->state = UIW_ID_CLOSING;
+			return;
+		}
+		id_conn_failed(id, ret, 0);
+	}
+}
+
+static void on_tx(struct uiw_cm_id *id, int res)
+{
+	id->tx_busy = 0;
+	if (res < 0) {
+		id->tx_shut = 1;
+		if (!id->rx_done)
+			id_conn_failed(id, res, 0);
+		return;
+	}
+	mpa_tx_advance(&id->mpa, (size_t)res);
+}
+
+static void on_misc(struct uiw_cm_id *id, int res)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct mpa_cfg cfg;
+
+	id->misc_busy = 0;
+	id->cancel_misc = 0;
+	if (id->state == UIW_ID_LISTEN) {
+		struct uiw_cm_id *c;
+
+		if (res < 0 || id->destroying) {
+			if (res >= 0)
+				close(res);
+			return;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(res);
+			return;
+		}
+		id_init_ops(c);
+		c->ctx = ctx;
+		c->fd = res;
+		c->listener = id;
+		mpa_cfg_init(&cfg, MPA_ROLE_RESPONDER);
+		sock_setup(c, &cfg);
+		if (mpa_conn_init(&c->mpa, &cfg, &hs_ops, c)) {
+			close(res);
+			free(c);
+			return;
+		}
+		c->mpa_inited = 1;
+		mpa_conn_start(&c->mpa, NULL, 0, engine_now_ns());
+		c->state = UIW_ID_MPA;
+		c->next = ctx->ids;
+		ctx->ids = c;
+		return;
+	}
+	if (id->state != UIW_ID_TCP_CONNECTING)
+		return;
+	if (res < 0) {
+		if (!id->destroying) {
+			id->reported = 1;
+			id_event(id, UIW_CM_EVENT_UNREACHABLE, res, NULL, 0);
+		}
+		id_abort(id);
+		return;
+	}
+	mpa_cfg_init(&cfg, MPA_ROLE_INITIATOR);
+	sock_setup(id, &cfg);
+	cfg.ird = id->qp->qp.cfg.ird;
+	cfg.ord = id->qp->qp.cfg.ord;
+	res = mpa_conn_init(&id->mpa, &cfg, &hs_ops, id);
+	if (!res) {
+		id->mpa_inited = 1;
+		res = mpa_conn_start(&id->mpa, id->conn_pd, id->conn_pd_len, engine_now_ns());
+	}
+	if (res) {
+		id->reported = 1;
+		id_event(id, UIW_CM_EVENT_CONNECT_ERROR, res, NULL, 0);
+		id_abort(id);
+		return;
+	}
+	id->state = UIW_ID_MPA;
+}
+
+/* ---- per-id service ----------------------------------------------------- */
+
+static struct io_uring_sqe *get_sqe(struct uiw_context *ctx)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
+
+	if (!sqe) {
+		io_uring_submit(&ctx->ring);
+		sqe = io_uring_get_sqe(&ctx->ring);
+	}
+	return sqe;
+}
+
+static int inflight(const struct uiw_cm_id *id)
+{
+	return id->rx_busy || id->tx_busy || id->misc_busy;
+}
+
+static void id_free(struct uiw_cm_id *id)
+{
+	if (id->mpa_inited)
+		mpa_conn_destroy(&id->mpa);
+	free(id);
+}
+
+/* Returns 1 when the engine freed @id (an id the application never saw). */
+static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct io_uring_sqe *sqe;
+	struct rdmap_qp *qp = id->qp && id->qp->qp.state != RDMAP_QPS_IDLE ? &id->qp->qp : NULL;
+	int n;
+
+	if (id->fd < 0)
+		return 0;
+	if (id->cancel_misc && id->misc_busy && (sqe = get_sqe(ctx))) {
+		io_uring_prep_cancel(sqe, &id->op_misc, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+		id->cancel_misc = 0;
+	}
+	if (id->state == UIW_ID_LISTEN) {
+		if (id->destroying) {
+			if (!id->misc_busy) {
+				close(id->fd);
+				id->fd = -1;
+				id->state = UIW_ID_DEAD;
+				pthread_cond_broadcast(&ctx->cond);
+			}
+			return 0;
+		}
+		if (!id->misc_busy && (sqe = get_sqe(ctx))) {
+			io_uring_prep_accept(sqe, id->fd, NULL, NULL, SOCK_CLOEXEC);
+			io_uring_sqe_set_data(sqe, &id->op_misc);
+			id->misc_busy = 1;
+		}
+		return 0;
+	}
+	if (id->state == UIW_ID_TCP_CONNECTING) {
+		if (!id->misc_busy && !id->destroying && (sqe = get_sqe(ctx))) {
+			io_uring_prep_connect(sqe, id->fd, (struct sockaddr *)&id->addr,
+					      id->addrlen);
+			io_uring_sqe_set_data(sqe, &id->op_misc);
+			id->misc_busy = 1;
+		}
+		if (id->destroying && !id->misc_busy)
+			id_abort(id);
+		else
+			return 0;
+	}
+
+	/* handshake deadline */
+	if (id->mpa_inited && (id->state == UIW_ID_MPA || id->state == UIW_ID_REQ)) {
+		uint64_t t = mpa_conn_next_timeout(&id->mpa);
+
+		if (t <= now) {
+			int r = mpa_conn_timeout(&id->mpa, now);
+
+			if (r < 0)
+				id_conn_failed(id, r, 0);
+		} else if (t < *deadline) {
+			*deadline = t;
+		}
+	}
+
+	if (qp) {
+		rdmap_qp_progress(qp);
+		if (id->state == UIW_ID_CLOSING && qp->state == RDMAP_QPS_CLOSING &&
+		    rdmap_qp_close(qp))
+			id->close_after_tx = 1;
+		if (qp->state == RDMAP_QPS_ERROR)
+			id->close_after_tx = 1;
+	}
+
+	/* transmit */
+	if (!id->tx_busy && !id->tx_shut) {
+		n = mpa_tx_pending(&id->mpa, id->tx_iov, UIW_TX_IOV);
+		if (n > 0 && (sqe = get_sqe(ctx))) {
+			memset(&id->tx_msg, 0, sizeof(id->tx_msg));
+			id->tx_msg.msg_iov = id->tx_iov;
+			id->tx_msg.msg_iovlen = (size_t)n;
+			io_uring_prep_sendmsg(sqe, id->fd, &id->tx_msg, MSG_NOSIGNAL);
+			io_uring_sqe_set_data(sqe, &id->op_tx);
+			id->tx_busy = 1;
+		} else if (n == 0 && id->close_after_tx) {
+			shutdown(id->fd, SHUT_WR);
+			id->tx_shut = 1;
+		}
+	}
+
+	/* receive */
+	if (!id->rx_busy && !id->rx_done) {
+		struct iovec *iov = id->rx_iov;
+
+		if (id->rx_discard) {
+			iov[0].iov_base = id->discard;
+			iov[0].iov_len = sizeof(id->discard);
+			n = 1;
+		} else {
+			n = mpa_rx_lend(&id->mpa, iov, UIW_RX_IOV);
+			if (n < 0) {
+				id_conn_failed(id, n, 0);
+				n = 0;
+			} else if (n == 0 && (id->mpa.state == MPA_S_REJECTED ||
+					      id->mpa.state == MPA_S_ERROR)) {
+				/* MPA exited (Reject exchanged): read nothing more */
+				id->rx_done = 1;
+				id->close_after_tx = 1;
+			}
+		}
+		if (n > 0 && (sqe = get_sqe(ctx))) {
+			io_uring_prep_readv(sqe, id->fd, iov, (unsigned)n, 0);
+			io_uring_sqe_set_data(sqe, &id->op_rx);
+			id->rx_busy = 1;
+		}
+	}
+
+	/* finished: close the socket once nothing is in flight */
+	if (id->rx_done && id->tx_shut && !inflight(id)) {
+		close(id->fd);
+		id->fd = -1;
+		id->state = UIW_ID_DEAD;
+		if (qp)
+			rdmap_qp_conn_failed(qp, -ENOTCONN); /* flush whatever is left */
+		if (id->established && !id->destroying) {
+			id->established = 0;
+			id_event(id, UIW_CM_EVENT_DISCONNECTED, 0, NULL, 0);
+		}
+		pthread_cond_broadcast(&ctx->cond);
+		if (!id->user_owned)
+			return 1;
+	}
+	return 0;
+}
+
+static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
+{
+	struct uiw_op *op = io_uring_cqe_get_data(cqe);
+
+	if (!op)
+		return; /* a cancel request */
+	switch (op->kind) {
+	case UIW_OP_EFD:
+		ctx->efd_busy = 0;
+		break;
+	case UIW_OP_RX:
+		on_rx(op->id, cqe->res);
+		break;
+	case UIW_OP_TX:
+		on_tx(op->id, cqe->res);
+		break;
+	case UIW_OP_MISC:
+		on_misc(op->id, cqe->res);
+		break;
+	}
+}
+
+static void *engine_main(void *arg)
+{
+	struct uiw_context *ctx = arg;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->stop) {
+		uint64_t now = engine_now_ns(), deadline = UINT64_MAX;
+		struct uiw_cm_id **pp = &ctx->ids;
+		struct io_uring_cqe *cqe;
+		struct io_uring_sqe *sqe;
+		unsigned head, seen = 0;
+
+		while (*pp) {
+			struct uiw_cm_id *id = *pp;
+
+			if (id_service(id, now, &deadline)) {
+				*pp = id->next;
+				id_free(id);
+			} else {
+				pp = &id->next;
+			}
+		}
+		if (!ctx->efd_busy && (sqe = get_sqe(ctx))) {
+			io_uring_prep_read(sqe, ctx->efd, &ctx->efd_buf, sizeof(ctx->efd_buf), 0);
+			io_uring_sqe_set_data(sqe, &ctx->efd_op);
+			ctx->efd_busy = 1;
+		}
+		pthread_mutex_unlock(&ctx->lock);
+		io_uring_submit(&ctx->ring);
+		if (deadline != UINT64_MAX) {
+			uint64_t d = deadline > now ? deadline - now : 0;
+			struct __kernel_timespec ts = {.tv_sec = (long long)(d / 1000000000ull),
+						       .tv_nsec = (long long)(d % 1000000000ull)};
+
+			io_uring_wait_cqe_timeout(&ctx->ring, &cqe, &ts);
+		} else {
+			io_uring_wait_cqe(&ctx->ring, &cqe);
+		}
+		pthread_mutex_lock(&ctx->lock);
+		io_uring_for_each_cqe(&ctx->ring, head, cqe)
+		{
+			handle_cqe(ctx, cqe);
+			seen++;
+		}
+		io_uring_cq_advance(&ctx->ring, seen);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+int engine_start(struct uiw_context *ctx)
+{
+	int ret;
+
+	ctx->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctx->efd < 0)
+		return -errno;
+	ctx->efd_op.kind = UIW_OP_EFD;
+	ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring, 0);
+	if (ret)
+		goto out_efd;
+	ret = -pthread_create(&ctx->thread, NULL, engine_main, ctx);
+	if (ret)
+		goto out_ring;
+	return 0;
+out_ring:
+	io_uring_queue_exit(&ctx->ring);
+out_efd:
+	close(ctx->efd);
+	return ret;
+}
+
+void engine_stop(struct uiw_context *ctx)
+{
+	struct uiw_cm_id *id;
+
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stop = 1;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	pthread_join(ctx->thread, NULL);
+	/* Closing the ring cancels and waits for whatever was still in flight,
+	 * so it goes before the memory those operations use. */
+	io_uring_queue_exit(&ctx->ring);
+	/* ids the application never saw (handshakes in progress) */
+	while ((id = ctx->ids)) {
+		ctx->ids = id->next;
+		if (id->fd >= 0)
+			close(id->fd);
+		id_free(id);
+	}
+	close(ctx->efd);
+}
+
+/* ---- connection manager API ---------------------------------------------- */
+
+int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out)
+{
+	struct uiw_cm_id *id = calloc(1, sizeof(*id));
+
+	*out = NULL;
+	if (!id)
+		return -ENOMEM;
+	id->ctx = ctx;
+	id->context = context;
+	id->user_owned = 1;
+	id_init_ops(id);
+	pthread_mutex_lock(&ctx->lock);
+	id->next = ctx->ids;
+	ctx->ids = id;
+	ctx->nid++;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = id;
+	return 0;
+}
+
+void *uiw_id_context(struct uiw_cm_id *id)
+{
+	return id->context;
+}
+
+int uiw_destroy_id(struct uiw_cm_id *id)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct uiw_ev_node **pe;
+	struct uiw_cm_id **pp;
+
+	pthread_mutex_lock(&ctx->lock);
+	id->destroying = 1;
+	if (id->fd >= 0) {
+		if (id->state == UIW_ID_LISTEN) {
+			shutdown(id->fd, SHUT_RDWR);
+			if (id->misc_busy)
+				id->cancel_misc = 1;
+		} else {
+			id_abort(id);
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	pthread_mutex_lock(&ctx->lock);
+	while (id->fd >= 0)
+		pthread_cond_wait(&ctx->cond, &ctx->lock);
+	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
+		if (*pp == id) {
+			*pp = id->next;
+			break;
+		}
+	}
+	/* events naming this id would dangle */
+	for (pe = &ctx->ev_head; *pe;) {
+		struct uiw_ev_node *e = *pe;
+
+		if (e->ev.id == id) {
+			*pe = e->next;
+			free(e);
+		} else {
+			if (e->ev.listen_id == id)
+				e->ev.listen_id = NULL;
+			pe = &e->next;
+		}
+	}
+	ctx->ev_tail = &ctx->ev_head;
+	while (*ctx->ev_tail)
+		ctx->ev_tail = &(*ctx->ev_tail)->next;
+	for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+		if (c->listener == id)
+			c->listener = NULL;
+	if (id->qp) {
+		/* the QP keeps working state only; it must not reach the MPA conn */
+		if (id->qp->qp.state != RDMAP_QPS_IDLE)
+			rdmap_qp_conn_failed(&id->qp->qp, -ENOTCONN);
+		id->qp->id = NULL;
+		id->qp->qp.mpa = NULL;
+	}
+	ctx->nid--;
+	pthread_mutex_unlock(&ctx->lock);
+	id_free(id);
+	return 0;
+}
+
+static int parse_addr(const char *host, uint16_t port, struct sockaddr_in *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(port);
+	if (!host || !*host) {
+		sa->sin_addr.s_addr = htonl(INADDR_ANY);
+		return 0;
+	}
+	if (strchr(host, ':'))
+		return -EAFNOSUPPORT; /* IPv6: not yet */
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd, one = 1, ret;
+
+	ret = parse_addr(host, port, &sa);
+	if (ret)
+		return ret;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, backlog) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		close(fd);
+		return -EINVAL;
+	}
+	id->fd = fd;
+	id->port = ntohs(sa.sin_port);
+	id->state = UIW_ID_LISTEN;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return 0;
+}
+
+uint16_t uiw_get_port(struct uiw_cm_id *id)
+{
+	uint16_t p;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	p = id->port;
+	pthread_mutex_unlock(&id->ctx->lock);
+	return p;
+}
+
+int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
+		const struct uiw_conn_param *param)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_in sa;
+	int fd, ret;
+
+	if (!host || !qp)
+		return -EINVAL;
+	ret = parse_addr(host, port, &sa);
+	if (ret)
+		return ret;
+	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	if (param && param->private_data_len && !param->private_data)
+		return -EINVAL;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+		pthread_mutex_unlock(&ctx->lock);
+		close(fd);
+		return -EINVAL;
+	}
+	id->fd = fd;
+	id->addr = sa;
+	id->addrlen = sizeof(sa);
+	id->qp = qp;
+	qp->id = id;
+	if (param) {
+		/* MPA announces what the QP serves, lowered to the application's
+		 * wish (RFC 6581 §9.1); the QP checks the same at bind time. */
+		if (param->responder_resources && param->responder_resources < qp->qp.cfg.ird)
+			qp->qp.cfg.ird = param->responder_resources;
+		if (param->initiator_depth && param->initiator_depth < qp->qp.cfg.ord)
+			qp->qp.cfg.ord = param->initiator_depth;
+		id->conn_pd_len = param->private_data_len;
+		if (param->private_data_len)
+			memcpy(id->conn_pd, param->private_data, param->private_data_len);
+	}
+	id->state = UIW_ID_TCP_CONNECTING;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return 0;
+}
+
+int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_param *param)
+{
+	struct uiw_context *ctx = id->ctx;
+	const void *pd = NULL;
+	size_t pd_len = 0;
+	uint16_t ird, ord;
+	int ret;
+
+	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	if (param) {
+		pd = param->private_data;
+		pd_len = param->private_data_len;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_REQ || !qp || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	ird = qp->qp.cfg.ird;
+	ord = qp->qp.cfg.ord;
+	if (param && param->responder_resources && param->responder_resources < ird)
+		ird = param->responder_resources;
+	if (param && param->initiator_depth && param->initiator_depth < ord)
+		ord = param->initiator_depth;
+	ret = mpa_conn_accept(&id->mpa, pd, pd_len, ird, ord, engine_now_ns());
+	if (ret)
+		goto out_unlock;
+	id->qp = qp;
+	qp->id = id;
+	ret = rdmap_qp_bind(&qp->qp, &id->mpa);
+	if (ret) {
+		/* -ECONNABORTED: the QP sends MPA's TERMINATE, then we close */
+		id->rx_discard = 1;
+		id->state = UIW_ID_CLOSING;
+		if (ret != -ECONNABORTED)
+			id_abort(id);
+		goto out_unlock;
+	}
+	id->state = UIW_ID_UP;
+	id->established = 1;
+	id_event(id, UIW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+out_unlock:
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len)
+{
+	struct uiw_context *ctx = id->ctx;
+	int ret;
+
+	if (len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_REQ) {
+		ret = -EINVAL;
+	} else {
+		ret = mpa_conn_reject(&id->mpa, pd, len);
+		if (!ret) {
+			/* MPA exits once the Reject is sent (RFC 5044 §7.1.2) */
+			id->rx_done = 1;
+			id->close_after_tx = 1;
+			id->state = UIW_ID_CLOSING;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_disconnect(struct uiw_cm_id *id)
+{
+	struct uiw_context *ctx = id->ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_UP || !id->qp) {
+		ret = -EINVAL;
+	} else {
+		rdmap_qp_close(&id->qp->qp);
+		id->state = UIW_ID_CLOSING;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms)
+{
+	struct timespec dl;
+	struct uiw_ev_node *e;
+	int ret = 0;
+
+	if (!ev)
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	if (timeout_ms > 0) {
+		dl.tv_sec += timeout_ms / 1000;
+		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+	}
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->ev_head && !ret) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&ctx->cond, &ctx->lock);
+		else if (timeout_ms == 0)
+			ret = -ETIMEDOUT;
+		else if (pthread_cond_timedwait(&ctx->cond, &ctx->lock, &dl) == ETIMEDOUT)
+			ret = ctx->ev_head ? 0 : -ETIMEDOUT;
+	}
+	if (!ret) {
+		e = ctx->ev_head;
+		ctx->ev_head = e->next;
+		if (!ctx->ev_head)
+			ctx->ev_tail = &ctx->ev_head;
+		*ev = e->ev;
+		free(e);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+const char *uiw_event_str(enum uiw_cm_event_type ev)
+{
+	switch (ev) {
+	case UIW_CM_EVENT_CONNECT_REQUEST:
+		return "CONNECT_REQUEST";
+	case UIW_CM_EVENT_CONNECT_ERROR:
+		return "CONNECT_ERROR";
+	case UIW_CM_EVENT_UNREACHABLE:
+		return "UNREACHABLE";
+	case UIW_CM_EVENT_REJECTED:
+		return "REJECTED";
+	case UIW_CM_EVENT_ESTABLISHED:
+		return "ESTABLISHED";
+	case UIW_CM_EVENT_DISCONNECTED:
+		return "DISCONNECTED";
+	}
+	return "?";
+}

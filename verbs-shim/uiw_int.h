@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal objects of the verbs shim.  One mutex per context guards every
+ * object of the context (the STag table, QPs, CQs, CM ids, the event queue):
+ * simple and correct for the first slice; the lock-free data path is issue 7.
+ * Only the progress thread touches the io_uring and the sockets' I/O.
+ */
+#ifndef UIW_INT_H
+#define UIW_INT_H
+
+#include <liburing.h>
+#include <netinet/in.h>
+#include <pthread.h>
+
+#include "mpa.h"
+#include "rdmap.h"
+#include "uiw_verbs.h"
+
+enum uiw_op_kind { UIW_OP_RX = 1, UIW_OP_TX, UIW_OP_MISC, UIW_OP_EFD };
+
+/* One kind of SQE in flight; its address is the SQE's user_data. */
+struct uiw_op {
+	enum uiw_op_kind kind;
+	struct uiw_cm_id *id;
+};
+
+struct uiw_ev_node {
+	struct uiw_ev_node *next;
+	struct uiw_cm_event ev;
+};
+
+struct uiw_context {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CM events queued, ids finished */
+	struct ddp_mem mem;
+	struct io_uring ring;
+	int efd;
+	uint64_t efd_buf;
+	struct uiw_op efd_op;
+	int efd_busy;
+	pthread_t thread;
+	int stop;
+	struct uiw_cm_id *ids;
+	struct uiw_ev_node *ev_head, **ev_tail;
+	unsigned npd, ncq, nqp, nid;
+};
+
+struct uiw_pd {
+	struct uiw_context *ctx;
+	struct ddp_pd pd;
+};
+
+struct uiw_cq {
+	struct uiw_context *ctx;
+	struct uiw_wc *ring;
+	unsigned cap, head, count;
+	int overflow;
+	unsigned refs;
+};
+
+struct uiw_qp {
+	struct uiw_context *ctx;
+	struct uiw_pd *pd;
+	struct uiw_cq *send_cq, *recv_cq;
+	struct rdmap_qp qp;
+	struct uiw_cm_id *id; /* attached connection */
+};
+
+enum uiw_id_state {
+	UIW_ID_IDLE = 0,
+	UIW_ID_LISTEN,
+	UIW_ID_TCP_CONNECTING, /* initiator: TCP connect in flight */
+	UIW_ID_MPA,	       /* MPA handshake */
+	UIW_ID_REQ,	       /* responder: CONNECT_REQUEST delivered, awaiting accept/reject */
+	UIW_ID_UP,	       /* full operation, QP bound */
+	UIW_ID_CLOSING,	       /* draining: shut down when the send side is done */
+	UIW_ID_DEAD	       /* socket closed */
+};
+
+#define UIW_RX_IOV 32
+#define UIW_TX_IOV 64
+
+struct uiw_cm_id {
+	struct uiw_context *ctx;
+	void *context;
+	struct uiw_cm_id *next;
+	struct uiw_cm_id *listener;
+	enum uiw_id_state state;
+	int fd;
+	uint16_t port;
+	struct sockaddr_in addr;
+	socklen_t addrlen;
+	int user_owned; /* the application holds it (else the engine frees it) */
+	int destroying;
+	int cancel_misc;
+
+	struct mpa_conn mpa;
+	int mpa_inited;
+	struct uiw_qp *qp;
+	int established; /* ESTABLISHED was reported: DISCONNECTED follows */
+	int reported;	 /* a terminal event (REJECTED, errors) was reported */
+
+	struct uiw_op op_rx, op_tx, op_misc;
+	int rx_busy, tx_busy, misc_busy;
+	int rx_done;	/* EOF or error: no more reads */
+	int rx_discard; /* receive failed: read and drop until EOF */
+	int tx_shut;	/* SHUT_WR done (or the send side failed) */
+	int close_after_tx;
+	struct iovec rx_iov[UIW_RX_IOV];
+	struct iovec tx_iov[UIW_TX_IOV];
+	struct msghdr tx_msg;
+	uint8_t discard[2048];
+
+	/* handshake results, taken from the MPA upcalls */
+	int got_request, got_reply, reply_reject;
+	uint16_t peer_ird, peer_ord;
+	uint8_t hs_pd[MPA_PD_MAX];
+	uint16_t hs_pd_len;
+	uint8_t conn_pd[MPA_PD_MAX]; /* initiator: private data for the Request */
+	uint16_t conn_pd_len;
+};
+
+/* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
+uint64_t engine_now_ns(void);
+void engine_wake(struct uiw_context *ctx);
+int engine_start(struct uiw_context *ctx);
+void engine_stop(struct uiw_context *ctx);
+void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev);
+extern const struct rdmap_ops verbs_qp_ops;
+
+#endif /* UIW_INT_H */

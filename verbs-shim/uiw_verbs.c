@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Verbs objects: context, PD, MR, CQ, QP, posting and polling.  No sockets
+ * here (those live in uiw_engine.c); every call takes the context mutex.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uiw_int.h"
+
+int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *attr)
+{
+	struct uiw_context_attr a = {0};
+	struct uiw_context *ctx;
+	int ret;
+
+	*out = NULL;
+	if (attr)
+		a = *attr;
+	if (a.mode == UIW_CTX_POLLED)
+		return -ENOTSUP;
+	if (a.mode != UIW_CTX_PROGRESS_THREAD)
+		return -EINVAL;
+	if (!a.max_mr)
+		a.max_mr = 4096;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_cond_init(&ctx->cond, NULL);
+	ctx->ev_tail = &ctx->ev_head;
+	ret = ddp_mem_init(&ctx->mem, a.max_mr);
+	if (ret)
+		goto out_free;
+	ret = engine_start(ctx);
+	if (ret)
+		goto out_mem;
+	*out = ctx;
+	return 0;
+out_mem:
+	ddp_mem_destroy(&ctx->mem);
+out_free:
+	pthread_cond_destroy(&ctx->cond);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return ret;
+}
+
+int uiw_close_context(struct uiw_context *ctx)
+{
+	struct uiw_ev_node *e;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->npd || ctx->ncq || ctx->nqp || ctx->nid) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_stop(ctx);
+	while ((e = ctx->ev_head)) {
+		ctx->ev_head = e->next;
+		free(e);
+	}
+	ddp_mem_destroy(&ctx->mem);
+	pthread_cond_destroy(&ctx->cond);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+int uiw_alloc_pd(struct uiw_context *ctx, struct uiw_pd **out)
+{
+	struct uiw_pd *pd = calloc(1, sizeof(*pd));
+
+	*out = NULL;
+	if (!pd)
+		return -ENOMEM;
+	pd->ctx = ctx;
+	pthread_mutex_lock(&ctx->lock);
+	ddp_pd_init(&ctx->mem, &pd->pd);
+	ctx->npd++;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = pd;
+	return 0;
+}
+
+int uiw_dealloc_pd(struct uiw_pd *pd)
+{
+	struct uiw_context *ctx = pd->ctx;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (pd->pd.refs) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ctx->npd--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(pd);
+	return 0;
+}
+
+int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **out)
+{
+	struct uiw_context *ctx = pd->ctx;
+	struct ddp_mr *dmr = NULL;
+	struct uiw_mr *mr;
+	int ret;
+
+	*out = NULL;
+	if (access & ~(UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ))
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	pthread_mutex_lock(&ctx->lock);
+	ret = ddp_mr_reg(&ctx->mem, &pd->pd, addr, length, (unsigned)access, &dmr);
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret) {
+		free(mr);
+		return ret;
+	}
+	mr->context = ctx;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->lkey = mr->rkey = dmr->stag;
+	mr->priv = dmr;
+	*out = mr;
+	return 0;
+}
+
+int uiw_dereg_mr(struct uiw_mr *mr)
+{
+	struct uiw_context *ctx = mr->context;
+
+	pthread_mutex_lock(&ctx->lock);
+	ddp_mr_dereg(&ctx->mem, mr->priv);
+	pthread_mutex_unlock(&ctx->lock);
+	free(mr);
+	return 0;
+}
+
+int uiw_create_cq(struct uiw_context *ctx, int cqe, struct uiw_cq **out)
+{
+	struct uiw_cq *cq;
+
+	*out = NULL;
+	if (cqe <= 0)
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->ring = calloc((size_t)cqe, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return -ENOMEM;
+	}
+	cq->ctx = ctx;
+	cq->cap = (unsigned)cqe;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->ncq++;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = cq;
+	return 0;
+}
+
+int uiw_destroy_cq(struct uiw_cq *cq)
+{
+	struct uiw_context *ctx = cq->ctx;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (cq->refs) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ctx->ncq--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
+{
+	int got = 0;
+
+	if (n < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&cq->ctx->lock);
+	if (cq->overflow == 1) {
+		cq->overflow = 2;
+		pthread_mutex_unlock(&cq->ctx->lock);
+		return -EOVERFLOW;
+	}
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&cq->ctx->lock);
+	return got;
+}
+
+/* rdmap upcall (context lock held): a completion for the QP's CQ. */
+static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
+{
+	struct uiw_qp *qp = arg;
+	struct uiw_cq *cq = recv ? qp->recv_cq : qp->send_cq;
+	struct uiw_wc *wc;
+	static const enum uiw_wc_opcode opc[] = {
+		[RDMAP_WC_SEND] = UIW_WC_SEND,		 [RDMAP_WC_RDMA_WRITE] = UIW_WC_RDMA_WRITE,
+		[RDMAP_WC_RDMA_READ] = UIW_WC_RDMA_READ, [RDMAP_WC_LOCAL_INV] = UIW_WC_LOCAL_INV,
+		[RDMAP_WC_RECV] = UIW_WC_RECV,
+	};
+
+	if (cq->count == cq->cap) {
+		if (!cq->overflow)
+			cq->overflow = 1;
+		return;
+	}
+	wc = &cq->ring[(cq->head + cq->count++) % cq->cap];
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = rwc->wr_id;
+	wc->status = (enum uiw_wc_status)rwc->status; /* same values (ibv_wc_status) */
+	wc->opcode = (unsigned)rwc->opcode < 5 ? opc[rwc->opcode] : UIW_WC_SEND;
+	wc->byte_len = rwc->byte_len;
+	wc->qp = qp;
+	if (rwc->flags & RDMAP_WC_F_WITH_INV) {
+		wc->wc_flags |= UIW_WC_WITH_INV;
+		wc->invalidated_rkey = rwc->inv_stag;
+	}
+	if (rwc->flags & RDMAP_WC_F_SOLICITED)
+		wc->wc_flags |= UIW_WC_SOLICITED;
+	if (rwc->flags & RDMAP_WC_F_TERM) {
+		wc->wc_flags |= UIW_WC_TERM;
+		wc->term_layer = rwc->term.layer;
+		wc->term_etype = rwc->term.etype;
+		wc->term_ecode = rwc->term.ecode;
+	}
+}
+
+static void qp_error(void *arg, const struct rdmap_term *t, int received)
+{
+	/* The engine sees the QP state and closes TCP once the send side drains. */
+	(void)arg;
+	(void)t;
+	(void)received;
+}
+
+const struct rdmap_ops verbs_qp_ops = {
+	.complete = qp_complete,
+	.error = qp_error,
+};
+
+int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **out)
+{
+	struct uiw_context *ctx = pd->ctx;
+	struct rdmap_qp_cfg cfg = {0};
+	struct uiw_qp *qp;
+	int ret;
+
+	*out = NULL;
+	if (!attr->send_cq || !attr->recv_cq || !attr->cap.max_send_wr || !attr->cap.max_recv_wr)
+		return -EINVAL;
+	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
+		return -EINVAL;
+	if (attr->ird > MPA_V2_IRD_ORD_MASK || attr->ord > MPA_V2_IRD_ORD_MASK)
+		return -EINVAL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	cfg.max_send_wr = attr->cap.max_send_wr;
+	cfg.max_recv_wr = attr->cap.max_recv_wr;
+	cfg.max_inline = attr->cap.max_inline_data;
+	cfg.ird = attr->ird ? attr->ird : 16;
+	cfg.ord = attr->ord ? attr->ord : 16;
+	qp->ctx = ctx;
+	qp->pd = pd;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	pthread_mutex_lock(&ctx->lock);
+	ret = rdmap_qp_init(&qp->qp, &cfg, &ctx->mem, &pd->pd, &verbs_qp_ops, qp);
+	if (!ret) {
+		qp->send_cq->refs++;
+		qp->recv_cq->refs++;
+		ctx->nqp++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret) {
+		rdmap_qp_destroy(&qp->qp);
+		free(qp);
+		return ret;
+	}
+	*out = qp;
+	return 0;
+}
+
+int uiw_destroy_qp(struct uiw_qp *qp)
+{
+	struct uiw_context *ctx = qp->ctx;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (qp->id && qp->id->state != UIW_ID_DEAD) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	if (qp->id)
+		qp->id->qp = NULL;
+	rdmap_qp_destroy(&qp->qp);
+	qp->send_cq->refs--;
+	qp->recv_cq->refs--;
+	ctx->nqp--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(qp);
+	return 0;
+}
+
+static int conv_sge(struct rdmap_sge *dst, const struct uiw_sge *src, int n)
+{
+	if (n < 0 || n > RDMAP_MAX_SGE || (n && !src))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+	return 0;
+}
+
+static int conv_send(struct rdmap_send_wr *w, const struct uiw_send_wr *wr)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	switch (wr->opcode) {
+	case UIW_WR_RDMA_WRITE:
+		w->opcode = RDMAP_WR_WRITE;
+		break;
+	case UIW_WR_RDMA_READ:
+		w->opcode = RDMAP_WR_READ;
+		break;
+	case UIW_WR_SEND:
+		w->opcode = RDMAP_WR_SEND;
+		break;
+	case UIW_WR_SEND_WITH_INV:
+		w->opcode = RDMAP_WR_SEND_INV;
+		break;
+	case UIW_WR_LOCAL_INV:
+		w->opcode = RDMAP_WR_LOCAL_INV;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->send_flags &
+	    ~(UIW_SEND_FENCE | UIW_SEND_SIGNALED | UIW_SEND_SOLICITED | UIW_SEND_INLINE))
+		return -EINVAL;
+	if (wr->send_flags & UIW_SEND_SIGNALED)
+		w->flags |= RDMAP_WR_SIGNALED;
+	if (wr->send_flags & UIW_SEND_SOLICITED)
+		w->flags |= RDMAP_WR_SOLICITED;
+	if (wr->send_flags & UIW_SEND_FENCE)
+		w->flags |= RDMAP_WR_FENCE;
+	if (wr->send_flags & UIW_SEND_INLINE)
+		w->flags |= RDMAP_WR_INLINE;
+	w->num_sge = wr->num_sge;
+	w->remote_addr = wr->wr.rdma.remote_addr;
+	w->rkey = wr->wr.rdma.rkey;
+	w->inv_stag = wr->invalidate_rkey;
+	return conv_sge(w->sge, wr->sg_list, wr->num_sge);
+}
+
+int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr)
+{
+	struct uiw_context *ctx = qp->ctx;
+	struct rdmap_send_wr w;
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		ret = conv_send(&w, wr);
+		if (!ret)
+			ret = rdmap_post_send(&qp->qp, &w);
+		if (ret)
+			break;
+	}
+	/* Queue FPDUs now; the progress thread submits them. */
+	if (qp->id && qp->qp.mpa && qp->qp.state != RDMAP_QPS_IDLE && qp->id->state != UIW_ID_DEAD)
+		rdmap_qp_progress(&qp->qp);
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr)
+{
+	struct uiw_context *ctx = qp->ctx;
+	struct rdmap_recv_wr w;
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		memset(&w, 0, sizeof(w));
+		w.wr_id = wr->wr_id;
+		w.num_sge = wr->num_sge;
+		ret = conv_sge(w.sge, wr->sg_list, wr->num_sge);
+		if (!ret)
+			ret = rdmap_post_recv(&qp->qp, &w);
+		if (ret)
+			break;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	/* a receive may unblock a Send waiting in the socket */
+	engine_wake(ctx);
+	return ret;
+}
