@@ -39,12 +39,24 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * MPA options the data test runs under (both sides use the same): the
+ * defaults (revision 2, CRC), no CRC, markers with CRC, revision 1, and
+ * small FPDUs.  NULL: defaults.
+ */
+static const struct uiw_context_attr tv_attrs[] = {
+	{.crc = UIW_CRC_DEFAULT},	   {.crc = UIW_CRC_OFF},
+	{.crc = UIW_CRC_ON, .markers = 1}, {.mpa_rev = 1},
+	{.fpdu_max = 1000, .markers = 1},
+};
+static const struct uiw_context_attr *tv_attr;
+
 static void side_init(struct tv_side *s)
 {
 	struct uiw_qp_init_attr qa = {0};
 
 	memset(s, 0, sizeof(*s));
-	ck_assert_int_eq(uiw_open_context(&s->ctx, NULL), 0);
+	ck_assert_int_eq(uiw_open_context(&s->ctx, tv_attr), 0);
 	ck_assert_int_eq(uiw_alloc_pd(s->ctx, &s->pd), 0);
 	ck_assert_int_eq(uiw_create_cq(s->ctx, 256, &s->cq), 0);
 	qa.send_cq = s->cq;
@@ -144,7 +156,9 @@ static void connect_pair(struct tv_side *srv, struct tv_side *cli, struct uiw_cm
 	ck_assert_ptr_eq(ev.listen_id, *lid);
 	ck_assert_uint_eq(ev.private_data_len, sizeof(cpd));
 	ck_assert_mem_eq(ev.private_data, cpd, sizeof(cpd));
-	ck_assert_uint_eq(ev.responder_resources, 16); /* MPA revision 2 IRD */
+	/* MPA revision 2 carries the IRD; revision 1 carries none */
+	if (!tv_attr || tv_attr->mpa_rev != 1)
+		ck_assert_uint_eq(ev.responder_resources, 16);
 	srv->id = ev.id;
 	ck_assert_int_eq(uiw_accept(srv->id, srv->qp, &sp), 0);
 	want_event(srv->ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
@@ -191,6 +205,7 @@ START_TEST(test_verbs_data)
 	struct uiw_wc wc;
 	uint64_t seed = tu_seed();
 
+	tv_attr = &tv_attrs[_i];
 	side_init(&srv);
 	side_init(&cli);
 	connect_pair(&srv, &cli, &lid);
@@ -256,6 +271,39 @@ START_TEST(test_verbs_data)
 	ck_assert_int_eq(uiw_destroy_id(lid), 0);
 	side_fini(&cli);
 	side_fini(&srv);
+	tv_attr = NULL;
+}
+END_TEST
+
+/* A listener that accepts TCP but never answers the MPA Request: the
+ * connect fails with -ETIMEDOUT after the configured handshake timeout. */
+START_TEST(test_verbs_handshake_timeout)
+{
+	static const struct uiw_context_attr a = {.handshake_timeout_ms = 300};
+	struct sockaddr_in sin = {0};
+	socklen_t sl = sizeof(sin);
+	struct tv_side cli;
+	struct uiw_cm_event ev;
+	uint64_t t0;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(lfd, 0);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &sl), 0);
+	tv_attr = &a;
+	side_init(&cli);
+	tv_attr = NULL;
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	t0 = ms_now();
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", ntohs(sin.sin_port), cli.qp, NULL), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	ck_assert_int_eq(ev.status, -ETIMEDOUT);
+	ck_assert_uint_ge(ms_now() - t0, 250);
+	side_fini(&cli);
+	close(lfd);
 }
 END_TEST
 
@@ -593,7 +641,8 @@ Suite *verbs_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_verbs_api_errors);
-	tcase_add_test(tc, test_verbs_data);
+	tcase_add_loop_test(tc, test_verbs_data, 0, (int)(sizeof(tv_attrs) / sizeof(tv_attrs[0])));
+	tcase_add_test(tc, test_verbs_handshake_timeout);
 	tcase_add_test(tc, test_verbs_reject);
 	tcase_add_test(tc, test_verbs_reject_destroy_child);
 	tcase_add_test(tc, test_verbs_unreachable);

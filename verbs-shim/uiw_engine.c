@@ -116,6 +116,23 @@ static const struct mpa_ops hs_ops = {
 	.reply = hs_reply,
 };
 
+/* The MPA configuration of a new connection, from the context's options. */
+static void ctx_mpa_cfg(const struct uiw_context *ctx, enum mpa_role role, struct mpa_cfg *cfg)
+{
+	const struct uiw_context_attr *a = &ctx->attr;
+
+	mpa_cfg_init(cfg, role);
+	cfg->crc = a->crc != UIW_CRC_OFF;
+	cfg->markers = !!a->markers;
+	if (a->mpa_rev)
+		cfg->rev = (uint8_t)a->mpa_rev;
+	cfg->tx_ulpdu_max = a->fpdu_max;
+	if (a->pd_max)
+		cfg->pd_max = (uint16_t)a->pd_max;
+	if (a->handshake_timeout_ms)
+		cfg->timeout_ns = (uint64_t)a->handshake_timeout_ms * 1000000ull;
+}
+
 static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)
 {
 	int one = 1, mss = 0;
@@ -283,7 +300,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		c->ctx = ctx;
 		c->fd = res;
 		c->listener = id;
-		mpa_cfg_init(&cfg, MPA_ROLE_RESPONDER);
+		ctx_mpa_cfg(ctx, MPA_ROLE_RESPONDER, &cfg);
 		sock_setup(c, &cfg);
 		if (mpa_conn_init(&c->mpa, &cfg, &hs_ops, c)) {
 			close(res);
@@ -307,7 +324,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		id_abort(id);
 		return;
 	}
-	mpa_cfg_init(&cfg, MPA_ROLE_INITIATOR);
+	ctx_mpa_cfg(ctx, MPA_ROLE_INITIATOR, &cfg);
 	sock_setup(id, &cfg);
 	cfg.ird = id->qp->qp.cfg.ird;
 	cfg.ord = id->qp->qp.cfg.ord;

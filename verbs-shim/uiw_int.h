@@ -30,6 +30,7 @@ struct uiw_ev_node {
 };
 
 struct uiw_context {
+	struct uiw_context_attr attr; /* MPA options for every connection */
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* CM events queued, ids finished */
 	struct ddp_mem mem;

@@ -24,12 +24,16 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 		return -EINVAL;
 	if (!a.max_mr)
 		a.max_mr = 4096;
+	if ((unsigned)a.crc > UIW_CRC_OFF || a.mpa_rev > 2 || a.pd_max > MPA_PD_MAX ||
+	    (a.fpdu_max && (a.fpdu_max < MPA_MULPDU_MIN || a.fpdu_max > MPA_MULPDU_MAX)))
+		return -EINVAL;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->cond, NULL);
 	ctx->ev_tail = &ctx->ev_head;
+	ctx->attr = a;
 	ret = ddp_mem_init(&ctx->mem, a.max_mr);
 	if (ret)
 		goto out_free;

@@ -66,15 +66,45 @@ enum uiw_ctx_mode {
 	UIW_CTX_POLLED = 1	     /* uiw_poll_cq drives I/O: NOT YET, -ENOTSUP */
 };
 
+/* CRC preference announced in the MPA C bit (RFC 5044 §4.4: on by default;
+ * CRCs are used when either side asks for them). */
+enum uiw_crc_policy {
+	UIW_CRC_DEFAULT = 0, /* ask for CRC */
+	UIW_CRC_ON = 1,
+	UIW_CRC_OFF = 2 /* do not ask; used anyway if the peer asks */
+};
+
+/**
+ * struct uiw_context_attr - options of a context (zero: defaults).
+ * @mode:        progress thread (only mode implemented)
+ * @max_mr:      STag table size; 0: 4096
+ * @crc:         MPA CRC preference
+ * @markers:     1: require MPA markers in the FPDUs peers send us (M bit)
+ * @mpa_rev:     MPA revision an initiator requests: 1, or 2 (RFC 6581,
+ *               IRD/ORD exchange); 0: 2.  Responders answer with the peer's.
+ * @fpdu_max:    cap on the ULPDU of FPDUs we send (128..64768); 0: from
+ *               the TCP MSS, one FPDU per segment
+ * @pd_max:      largest MPA private data (PD_Length) sent or accepted,
+ *               0..512; 0: 512 (Linux siw accepts at most 256)
+ * @handshake_timeout_ms: wait for the MPA Request or Reply; 0: 10000
+ */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
-	unsigned max_mr; /* STag table size; 0: 4096 */
+	unsigned max_mr;
+	enum uiw_crc_policy crc;
+	int markers;
+	unsigned mpa_rev;
+	unsigned fpdu_max;
+	unsigned pd_max;
+	unsigned handshake_timeout_ms;
 };
 
 /**
  * uiw_open_context() - create a context (STag table, io_uring, progress
  * thread).  @attr may be NULL for defaults.
- * Returns 0 with *@ctx set; -EINVAL (bad attr), -ENOTSUP (polled mode),
+ * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
+ * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512),
+ * -ENOTSUP (polled mode),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().
  */
