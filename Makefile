@@ -25,7 +25,7 @@ endif
 comma := ,
 
 DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
-                clang libclang-rt-14-dev clang-format
+                clang libclang-rt-14-dev clang-format iproute2 iptables
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
 
@@ -53,7 +53,14 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
              tests/test_rdmap_err.c tests/test_verbs.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
-BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
+BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c bench/uiw-%.c,$(wildcard bench/*.c)))
+# installed tools: verbs-shim/tools/uiw-<name>.c and bench/uiw-<name>.c -> $(O)/bin/uiw-<name>
+TOOL_SRCS   := $(wildcard verbs-shim/tools/uiw-*.c bench/uiw-*.c)
+TOOL_NAMES  := $(basename $(notdir $(TOOL_SRCS)))
+# helper programs of the shell tests: tests/progs/<name>.c -> $(O)/tests/<name>
+PROG_SRCS   := $(wildcard tests/progs/*.c)
+# shell tests run by make check: exit 0 pass, 77 skip (reason on stdout), else fail
+SH_TESTS    := $(sort $(wildcard tests/sh/*.sh))
 # every tests/fuzz/fuzz_<name>.c is a libFuzzer target
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 # test helpers the fuzz targets may use (pair setups); no Check dependency
@@ -67,6 +74,8 @@ LIB_PC     = $(O)/uiw.pc
 CHECK_BIN  = $(O)/tests/check_uiw
 BENCH_BINS = $(BENCH_NAMES:%=$(O)/bench/uiw-bench-%)
 FUZZ_BINS  = $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+TOOL_BINS  = $(TOOL_NAMES:%=$(O)/bin/%)
+PROG_BINS  = $(PROG_SRCS:tests/progs/%.c=$(O)/tests/%)
 
 ifeq ($(HAVE_ISAL),1)
 CPPFLAGS_ALL += -DUIW_HAVE_ISAL
@@ -131,7 +140,7 @@ deps:
 			{ echo "uiwarp: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
 
-_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS)
+_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -166,9 +175,31 @@ $(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(BENCH_HELPERS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELPERS) $(LIB_A) $(LIBS_PRIVATE)
 
+$(O)/bin/%: $(O)/obj/verbs-shim/tools/%.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE)
+
+$(O)/bin/%: $(O)/obj/bench/%.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE) -lm
+
+$(O)/tests/%: $(O)/obj/tests/progs/%.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE)
+
 _check: _build
 	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"
-	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench $(CHECK_BIN)
+	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench UIW_BIN=$(O)/bin $(CHECK_BIN)
+	$(Q)fail=0; for t in $(SH_TESTS); do \
+		echo "uiwarp: $$t"; \
+		UIW_BIN=$(O)/bin UIW_TESTBIN=$(O)/tests UIW_SAN="$(SAN)" sh $$t; rc=$$?; \
+		if [ $$rc = 77 ]; then echo "uiwarp: SKIPPED $$t"; \
+		elif [ $$rc != 0 ]; then echo "uiwarp: FAILED $$t (exit $$rc)" >&2; fail=1; \
+		else echo "uiwarp: passed $$t"; fi; \
+	done; exit $$fail
 
 _demo: _build
 	@echo "uiwarp demo: uiw-perf is not built yet (issue 4); running the MPA framing benchmark."
@@ -209,6 +240,8 @@ install: all
 	ln -sf libuiw.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION)
 	ln -sf libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so
 	install -m 644 verbs-shim/uiw_verbs.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PREFIX)/bin
+	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	install -m 644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
 
 clean:
@@ -216,4 +249,5 @@ clean:
 
 .SECONDARY:
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d) \
+         $(TOOL_SRCS:%.c=$(O)/obj/%.d) $(PROG_SRCS:%.c=$(O)/obj/%.d)

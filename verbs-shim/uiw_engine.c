@@ -44,6 +44,8 @@ void engine_wake(struct uiw_context *ctx)
 {
 	uint64_t one = 1;
 
+	if (ctx->attr.mode == UIW_CTX_POLLED)
+		return; /* no thread: the next poll turns the engine */
 	/* EAGAIN (counter saturated) still means "awake": ignore the result. */
 	if (write(ctx->efd, &one, sizeof(one)) < 0)
 		return;
@@ -52,6 +54,7 @@ void engine_wake(struct uiw_context *ctx)
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 {
 	struct uiw_ev_node *n = malloc(sizeof(*n));
+	uint64_t one = 1;
 
 	if (!n)
 		return; /* control path; an event lost to ENOMEM is reported nowhere */
@@ -59,6 +62,9 @@ void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 	n->ev = *ev;
 	*ctx->ev_tail = n;
 	ctx->ev_tail = &n->next;
+	if (write(ctx->cm_efd, &one, sizeof(one)) < 0) {
+		/* cannot saturate: one unit per queued event */
+	}
 	pthread_cond_broadcast(&ctx->cond);
 }
 
@@ -518,19 +524,67 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 	}
 }
 
-static void *engine_main(void *arg)
+/*
+ * One turn of the engine (context lock held): service every id, submit,
+ * wait up to @timeout_ns for a completion (0: do not wait; UINT64_MAX:
+ * until one comes) with the lock released, then handle what came.  Only
+ * one thread turns the engine at a time: a caller that finds it busy
+ * returns at once (polled mode with several threads).
+ */
+void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 {
-	struct uiw_context *ctx = arg;
+	uint64_t now = engine_now_ns(), deadline = UINT64_MAX;
+	struct uiw_cm_id **pp = &ctx->ids;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned head, seen = 0;
 
+	if (ctx->running)
+		return;
+	ctx->running = 1;
+	while (*pp) {
+		struct uiw_cm_id *id = *pp;
+
+		if (id_service(id, now, &deadline)) {
+			*pp = id->next;
+			id_free(id);
+		} else {
+			pp = &id->next;
+		}
+	}
+	if (ctx->attr.mode != UIW_CTX_POLLED && !ctx->efd_busy && (sqe = get_sqe(ctx))) {
+		io_uring_prep_read(sqe, ctx->efd, &ctx->efd_buf, sizeof(ctx->efd_buf), 0);
+		io_uring_sqe_set_data(sqe, &ctx->efd_op);
+		ctx->efd_busy = 1;
+	}
+	if (timeout_ns != UINT64_MAX && (deadline == UINT64_MAX || deadline > now + timeout_ns))
+		deadline = now + timeout_ns;
+	pthread_mutex_unlock(&ctx->lock);
+	if (deadline <= now) {
+		/* submit and run pending task work, no wait */
+		if (io_uring_submit(&ctx->ring) == 0)
+			io_uring_get_events(&ctx->ring);
+	} else if (deadline != UINT64_MAX) {
+		uint64_t d = deadline - now;
+		struct __kernel_timespec ts = {.tv_sec = (long long)(d / 1000000000ull),
+					       .tv_nsec = (long long)(d % 1000000000ull)};
+
+		io_uring_submit_and_wait_timeout(&ctx->ring, &cqe, 1, &ts, NULL);
+	} else {
+		io_uring_submit_and_wait(&ctx->ring, 1);
+	}
 	pthread_mutex_lock(&ctx->lock);
-	while (!ctx->stop) {
-		uint64_t now = engine_now_ns(), deadline = UINT64_MAX;
-		struct uiw_cm_id **pp = &ctx->ids;
-		struct io_uring_cqe *cqe;
-		struct io_uring_sqe *sqe;
-		unsigned head, seen = 0;
-
-		while (*pp) {
+	io_uring_for_each_cqe(&ctx->ring, head, cqe)
+	{
+		handle_cqe(ctx, cqe);
+		seen++;
+	}
+	io_uring_cq_advance(&ctx->ring, seen);
+	ctx->running = 0;
+	if (seen && ctx->attr.mode == UIW_CTX_POLLED) {
+		/* act on what came (post the next reads and sends) right away */
+		now = engine_now_ns();
+		for (pp = &ctx->ids; *pp;) {
 			struct uiw_cm_id *id = *pp;
 
 			if (id_service(id, now, &deadline)) {
@@ -540,30 +594,58 @@ static void *engine_main(void *arg)
 				pp = &id->next;
 			}
 		}
-		if (!ctx->efd_busy && (sqe = get_sqe(ctx))) {
-			io_uring_prep_read(sqe, ctx->efd, &ctx->efd_buf, sizeof(ctx->efd_buf), 0);
-			io_uring_sqe_set_data(sqe, &ctx->efd_op);
-			ctx->efd_busy = 1;
-		}
-		pthread_mutex_unlock(&ctx->lock);
 		io_uring_submit(&ctx->ring);
-		if (deadline != UINT64_MAX) {
-			uint64_t d = deadline > now ? deadline - now : 0;
-			struct __kernel_timespec ts = {.tv_sec = (long long)(d / 1000000000ull),
-						       .tv_nsec = (long long)(d % 1000000000ull)};
-
-			io_uring_wait_cqe_timeout(&ctx->ring, &cqe, &ts);
-		} else {
-			io_uring_wait_cqe(&ctx->ring, &cqe);
-		}
-		pthread_mutex_lock(&ctx->lock);
-		io_uring_for_each_cqe(&ctx->ring, head, cqe)
-		{
-			handle_cqe(ctx, cqe);
-			seen++;
-		}
-		io_uring_cq_advance(&ctx->ring, seen);
 	}
+}
+
+/* Wait on the context's condition variable (lock held), or in polled mode
+ * turn the engine meanwhile.  @dl: absolute CLOCK_REALTIME deadline or NULL. */
+int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
+{
+	if (ctx->attr.mode == UIW_CTX_POLLED && !ctx->running) {
+		struct timespec now;
+		uint64_t wait = 10000000ull; /* re-check conditions every 10 ms */
+
+		if (dl) {
+			int64_t left;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			left = (int64_t)(dl->tv_sec - now.tv_sec) * 1000000000ll +
+			       (dl->tv_nsec - now.tv_nsec);
+			if (left <= 0)
+				return ETIMEDOUT;
+			if ((uint64_t)left < wait)
+				wait = (uint64_t)left;
+		}
+		engine_run(ctx, wait);
+		return 0;
+	}
+	if (ctx->attr.mode == UIW_CTX_POLLED) {
+		/* another thread turns the engine: sleep briefly */
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 1000000;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		if (dl && (dl->tv_sec < t.tv_sec || (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
+			t = *dl;
+		return pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
+	}
+	if (dl)
+		return pthread_cond_timedwait(&ctx->cond, &ctx->lock, dl);
+	return pthread_cond_wait(&ctx->cond, &ctx->lock);
+}
+
+static void *engine_main(void *arg)
+{
+	struct uiw_context *ctx = arg;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->stop)
+		engine_run(ctx, UINT64_MAX);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }
@@ -576,15 +658,24 @@ int engine_start(struct uiw_context *ctx)
 	if (ctx->efd < 0)
 		return -errno;
 	ctx->efd_op.kind = UIW_OP_EFD;
+	ctx->cm_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	if (ctx->cm_efd < 0) {
+		ret = -errno;
+		goto out_efd;
+	}
 	ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring, 0);
 	if (ret)
-		goto out_efd;
+		goto out_cmefd;
+	if (ctx->attr.mode == UIW_CTX_POLLED)
+		return 0;
 	ret = -pthread_create(&ctx->thread, NULL, engine_main, ctx);
 	if (ret)
 		goto out_ring;
 	return 0;
 out_ring:
 	io_uring_queue_exit(&ctx->ring);
+out_cmefd:
+	close(ctx->cm_efd);
 out_efd:
 	close(ctx->efd);
 	return ret;
@@ -594,11 +685,13 @@ void engine_stop(struct uiw_context *ctx)
 {
 	struct uiw_cm_id *id;
 
-	pthread_mutex_lock(&ctx->lock);
-	ctx->stop = 1;
-	pthread_mutex_unlock(&ctx->lock);
-	engine_wake(ctx);
-	pthread_join(ctx->thread, NULL);
+	if (ctx->attr.mode != UIW_CTX_POLLED) {
+		pthread_mutex_lock(&ctx->lock);
+		ctx->stop = 1;
+		pthread_mutex_unlock(&ctx->lock);
+		engine_wake(ctx);
+		pthread_join(ctx->thread, NULL);
+	}
 	/* Closing the ring cancels and waits for whatever was still in flight,
 	 * so it goes before the memory those operations use. */
 	io_uring_queue_exit(&ctx->ring);
@@ -610,6 +703,7 @@ void engine_stop(struct uiw_context *ctx)
 		id_free(id);
 	}
 	close(ctx->efd);
+	close(ctx->cm_efd);
 }
 
 /* ---- connection manager API ---------------------------------------------- */
@@ -660,7 +754,7 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	engine_wake(ctx);
 	pthread_mutex_lock(&ctx->lock);
 	while (id->fd >= 0)
-		pthread_cond_wait(&ctx->cond, &ctx->lock);
+		engine_wait(ctx, NULL);
 	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
 		if (*pp == id) {
 			*pp = id->next;
@@ -672,8 +766,13 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		struct uiw_ev_node *e = *pe;
 
 		if (e->ev.id == id) {
+			uint64_t v;
+
 			*pe = e->next;
 			free(e);
+			if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
+				/* nonblocking; one unit per queued event */
+			}
 		} else {
 			if (e->ev.listen_id == id)
 				e->ev.listen_id = NULL;
@@ -911,15 +1010,22 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 		}
 	}
 	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->ev_head && ctx->attr.mode == UIW_CTX_POLLED)
+		engine_run(ctx, 0);
 	while (!ctx->ev_head && !ret) {
 		if (timeout_ms < 0)
-			pthread_cond_wait(&ctx->cond, &ctx->lock);
+			engine_wait(ctx, NULL);
 		else if (timeout_ms == 0)
 			ret = -ETIMEDOUT;
-		else if (pthread_cond_timedwait(&ctx->cond, &ctx->lock, &dl) == ETIMEDOUT)
+		else if (engine_wait(ctx, &dl) == ETIMEDOUT)
 			ret = ctx->ev_head ? 0 : -ETIMEDOUT;
 	}
 	if (!ret) {
+		uint64_t v;
+
+		if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
+			/* nonblocking; one unit per queued event */
+		}
 		e = ctx->ev_head;
 		ctx->ev_head = e->next;
 		if (!ctx->ev_head)
@@ -929,6 +1035,11 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
+}
+
+int uiw_cm_event_fd(struct uiw_context *ctx)
+{
+	return ctx->cm_efd;
 }
 
 const char *uiw_event_str(enum uiw_cm_event_type ev)

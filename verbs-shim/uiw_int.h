@@ -11,6 +11,7 @@
 #include <liburing.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "mpa.h"
 #include "rdmap.h"
@@ -43,7 +44,9 @@ struct uiw_context {
 	int stop;
 	struct uiw_cm_id *ids;
 	struct uiw_ev_node *ev_head, **ev_tail;
-	unsigned npd, ncq, nqp, nid;
+	unsigned npd, ncq, nqp, nid, nch, nsrq;
+	int cm_efd;  /* CM events queued (semaphore eventfd) */
+	int running; /* a thread is inside engine_run() */
 };
 
 struct uiw_pd {
@@ -57,6 +60,21 @@ struct uiw_cq {
 	unsigned cap, head, count;
 	int overflow;
 	unsigned refs;
+	void *cq_context;
+	struct uiw_comp_channel *channel;
+	int armed;	      /* 0, UIW_ARM_ANY or UIW_ARM_SOLICITED */
+	unsigned ev_queued;   /* events in the channel not yet taken */
+	unsigned ev_unacked;  /* events taken, not acknowledged */
+	struct uiw_cq *ev_next; /* channel's list of CQs with ev_queued */
+};
+
+#define UIW_ARM_ANY	  1
+#define UIW_ARM_SOLICITED 2
+
+/* The public struct uiw_comp_channel is the first member. */
+struct uiw_channel_int {
+	struct uiw_comp_channel pub;
+	struct uiw_cq *ev_head, **ev_tail;
 };
 
 struct uiw_qp {
@@ -126,6 +144,8 @@ uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);
 int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
+void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);
+int engine_wait(struct uiw_context *ctx, const struct timespec *dl);
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev);
 extern const struct rdmap_ops verbs_qp_ops;
 

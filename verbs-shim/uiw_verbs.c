@@ -4,8 +4,12 @@
  * here (those live in uiw_engine.c); every call takes the context mutex.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "uiw_int.h"
 
@@ -18,9 +22,7 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	*out = NULL;
 	if (attr)
 		a = *attr;
-	if (a.mode == UIW_CTX_POLLED)
-		return -ENOTSUP;
-	if (a.mode != UIW_CTX_PROGRESS_THREAD)
+	if (a.mode != UIW_CTX_PROGRESS_THREAD && a.mode != UIW_CTX_POLLED)
 		return -EINVAL;
 	if (!a.max_mr)
 		a.max_mr = 4096;
@@ -56,7 +58,7 @@ int uiw_close_context(struct uiw_context *ctx)
 	struct uiw_ev_node *e;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (ctx->npd || ctx->ncq || ctx->nqp || ctx->nid) {
+	if (ctx->npd || ctx->ncq || ctx->nqp || ctx->nid || ctx->nch || ctx->nsrq) {
 		pthread_mutex_unlock(&ctx->lock);
 		return -EBUSY;
 	}
@@ -145,12 +147,53 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	return 0;
 }
 
-int uiw_create_cq(struct uiw_context *ctx, int cqe, struct uiw_cq **out)
+int uiw_create_comp_channel(struct uiw_context *ctx, struct uiw_comp_channel **out)
+{
+	struct uiw_channel_int *ch;
+
+	*out = NULL;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->pub.fd < 0) {
+		int ret = -errno;
+
+		free(ch);
+		return ret;
+	}
+	ch->pub.context = ctx;
+	ch->ev_tail = &ch->ev_head;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nch++;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = &ch->pub;
+	return 0;
+}
+
+int uiw_destroy_comp_channel(struct uiw_comp_channel *channel)
+{
+	struct uiw_context *ctx = channel->context;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (channel->refcnt) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ctx->nch--;
+	pthread_mutex_unlock(&ctx->lock);
+	close(channel->fd);
+	free(channel);
+	return 0;
+}
+
+int uiw_create_cq(struct uiw_context *ctx, int cqe, void *cq_context,
+		  struct uiw_comp_channel *channel, struct uiw_cq **out)
 {
 	struct uiw_cq *cq;
 
 	*out = NULL;
-	if (cqe <= 0)
+	if (cqe <= 0 || (channel && channel->context != ctx))
 		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -162,11 +205,44 @@ int uiw_create_cq(struct uiw_context *ctx, int cqe, struct uiw_cq **out)
 	}
 	cq->ctx = ctx;
 	cq->cap = (unsigned)cqe;
+	cq->cq_context = cq_context;
+	cq->channel = channel;
 	pthread_mutex_lock(&ctx->lock);
 	ctx->ncq++;
+	if (channel)
+		channel->refcnt++;
 	pthread_mutex_unlock(&ctx->lock);
 	*out = cq;
 	return 0;
+}
+
+/* Drop @cq's queued, untaken events from its channel (lock held). */
+static void cq_drop_events(struct uiw_cq *cq)
+{
+	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
+	struct uiw_cq **pp;
+	uint64_t v;
+
+	if (!cq->ev_queued)
+		return;
+	for (pp = &ch->ev_head; *pp; pp = &(*pp)->ev_next) {
+		if (*pp == cq) {
+			*pp = cq->ev_next;
+			break;
+		}
+	}
+	ch->ev_tail = &ch->ev_head;
+	while (*ch->ev_tail)
+		ch->ev_tail = &(*ch->ev_tail)->ev_next;
+	/* Take the readiness back.  Another thread blocked in uiw_get_cq_event()
+	 * may win a unit first; it then finds no CQ and retries. */
+	while (cq->ev_queued) {
+		struct pollfd pfd = {.fd = ch->pub.fd, .events = POLLIN};
+
+		cq->ev_queued--;
+		if (poll(&pfd, 1, 0) == 1 && read(ch->pub.fd, &v, sizeof(v)) < 0)
+			break;
+	}
 }
 
 int uiw_destroy_cq(struct uiw_cq *cq)
@@ -174,15 +250,100 @@ int uiw_destroy_cq(struct uiw_cq *cq)
 	struct uiw_context *ctx = cq->ctx;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (cq->refs) {
+	if (cq->refs || cq->ev_unacked) {
 		pthread_mutex_unlock(&ctx->lock);
 		return -EBUSY;
+	}
+	if (cq->channel) {
+		cq_drop_events(cq);
+		cq->channel->refcnt--;
 	}
 	ctx->ncq--;
 	pthread_mutex_unlock(&ctx->lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
+}
+
+int uiw_req_notify_cq(struct uiw_cq *cq, int solicited_only)
+{
+	if (!cq->channel)
+		return -EINVAL;
+	pthread_mutex_lock(&cq->ctx->lock);
+	/* an armed "any" stays "any" (libibverbs: the wider request wins) */
+	if (cq->armed != UIW_ARM_ANY)
+		cq->armed = solicited_only ? UIW_ARM_SOLICITED : UIW_ARM_ANY;
+	pthread_mutex_unlock(&cq->ctx->lock);
+	return 0;
+}
+
+/* lock held: a completion of kind @solicited/@error was added to @cq */
+static void cq_notify(struct uiw_cq *cq, int solicited, int error)
+{
+	struct uiw_channel_int *ch;
+	uint64_t one = 1;
+
+	if (!cq->armed || (cq->armed == UIW_ARM_SOLICITED && !solicited && !error))
+		return;
+	cq->armed = 0;
+	ch = (struct uiw_channel_int *)cq->channel;
+	if (!cq->ev_queued++) {
+		cq->ev_next = NULL;
+		*ch->ev_tail = cq;
+		ch->ev_tail = &cq->ev_next;
+	}
+	if (write(ch->pub.fd, &one, sizeof(one)) < 0)
+		return; /* the counter cannot saturate: one unit per queued event */
+}
+
+int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void **cq_context)
+{
+	struct uiw_channel_int *ch = (struct uiw_channel_int *)channel;
+	struct uiw_context *ctx = channel->context;
+	struct uiw_cq *cq;
+	uint64_t v;
+
+	for (;;) {
+		if (ctx->attr.mode == UIW_CTX_POLLED) {
+			struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+			int fl = fcntl(channel->fd, F_GETFL);
+
+			/* drive the engine until the fd is readable (or would block) */
+			while (poll(&pfd, 1, 0) == 0) {
+				if (fl >= 0 && (fl & O_NONBLOCK))
+					return -EAGAIN;
+				pthread_mutex_lock(&ctx->lock);
+				engine_run(ctx, 1000000);
+				pthread_mutex_unlock(&ctx->lock);
+			}
+		}
+		if (read(channel->fd, &v, sizeof(v)) < 0)
+			return -errno;
+		pthread_mutex_lock(&ctx->lock);
+		cq = ch->ev_head;
+		if (cq) {
+			if (!--cq->ev_queued) {
+				ch->ev_head = cq->ev_next;
+				if (!ch->ev_head)
+					ch->ev_tail = &ch->ev_head;
+			}
+			cq->ev_unacked++;
+		}
+		pthread_mutex_unlock(&ctx->lock);
+		if (cq)
+			break;
+	}
+	*cqp = cq;
+	if (cq_context)
+		*cq_context = cq->cq_context;
+	return 0;
+}
+
+void uiw_ack_cq_events(struct uiw_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->ctx->lock);
+	cq->ev_unacked = nevents >= cq->ev_unacked ? 0 : cq->ev_unacked - nevents;
+	pthread_mutex_unlock(&cq->ctx->lock);
 }
 
 int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
@@ -192,6 +353,8 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&cq->ctx->lock);
+	if (cq->ctx->attr.mode == UIW_CTX_POLLED)
+		engine_run(cq->ctx, 0);
 	if (cq->overflow == 1) {
 		cq->overflow = 2;
 		pthread_mutex_unlock(&cq->ctx->lock);
@@ -242,6 +405,8 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 		wc->term_etype = rwc->term.etype;
 		wc->term_ecode = rwc->term.ecode;
 	}
+	if (cq->channel)
+		cq_notify(cq, recv && (rwc->flags & RDMAP_WC_F_SOLICITED), rwc->status != 0);
 }
 
 static void qp_error(void *arg, const struct rdmap_term *t, int received)

@@ -15,24 +15,18 @@
  *  - The connection manager and the verbs share one object, the context: a
  *    CM id is created in a context, and its events are read from it.
  *
- * Threading: a context runs one progress thread (UIW_CTX_PROGRESS_THREAD)
- * that owns the sockets and an io_uring; remote Reads and Writes progress
- * while the application sleeps, as on an RNIC.  Every call takes the
- * context's mutex for now (the lock-free data path is issue 7); any thread
- * may call any function.
+ * Threading and progress: by default (UIW_CTX_PROGRESS_THREAD) a context
+ * runs one progress thread that owns the sockets and an io_uring; remote
+ * Reads and Writes progress while the application sleeps, as on an RNIC.
+ * In polled mode (UIW_CTX_POLLED) there is no thread: uiw_poll_cq(),
+ * uiw_get_cm_event() and uiw_get_cq_event() drive the engine, so an
+ * application that stops calling them stops its peers too.  Every call
+ * takes the context's mutex for now (the lock-free data path is issue 7);
+ * any thread may call any function.
  *
- * Status of this first slice (issue 4):
- *  - implemented: progress-thread contexts, PDs, MRs, CQs (polled), RC QPs,
- *    post_send (Write, Read, Send, Send with Invalidate, local invalidate,
- *    signaled/unsignaled, solicited, fence, inline), post_recv, and a CM over
- *    IPv4 dotted-quad addresses (listen, connect, accept, reject with private
- *    data, disconnect, events with a timeout).
- *  - NOT implemented yet: polled mode (UIW_CTX_POLLED returns -ENOTSUP),
- *    completion channels (uiw_req_notify_cq, uiw_get_cq_event), shared
- *    receive queues, uiw_modify_qp, IPv6 and host names (-EAFNOSUPPORT /
- *    -EINVAL), RFC 6581 peer-to-peer mode, MPA options (CRC, markers,
- *    revision are the defaults: CRC on, no markers, revision 2), an event
- *    fd for CM events.
+ * Not implemented yet (each returns the error named): memory windows and
+ * atomics (not in iWARP RFC 5040 anyway), modify_qp to any state but
+ * UIW_QPS_ERR (-EINVAL).
  */
 #ifndef UIW_VERBS_H
 #define UIW_VERBS_H
@@ -63,7 +57,7 @@ struct uiw_cm_id;
 
 enum uiw_ctx_mode {
 	UIW_CTX_PROGRESS_THREAD = 0, /* default: a thread per context drives I/O */
-	UIW_CTX_POLLED = 1	     /* uiw_poll_cq drives I/O: NOT YET, -ENOTSUP */
+	UIW_CTX_POLLED = 1	     /* uiw_poll_cq/uiw_get_cm_event drive I/O */
 };
 
 /* CRC preference announced in the MPA C bit (RFC 5044 §4.4: on by default;
@@ -76,7 +70,7 @@ enum uiw_crc_policy {
 
 /**
  * struct uiw_context_attr - options of a context (zero: defaults).
- * @mode:        progress thread (only mode implemented)
+ * @mode:        progress thread (default) or polled
  * @max_mr:      STag table size; 0: 4096
  * @crc:         MPA CRC preference
  * @markers:     1: require MPA markers in the FPDUs peers send us (M bit)
@@ -87,6 +81,11 @@ enum uiw_crc_policy {
  * @pd_max:      largest MPA private data (PD_Length) sent or accepted,
  *               0..512; 0: 512 (Linux siw accepts at most 256)
  * @handshake_timeout_ms: wait for the MPA Request or Reply; 0: 10000
+ * @p2p:         RFC 6581 peer-to-peer mode (MPA revision 2 only): an
+ *               initiator asks for it and sends the RTR; a responder
+ *               accepts it when asked (it always does)
+ * @rtr:         UIW_RTR_* kinds an initiator offers or a responder accepts;
+ *               0: all three (the initiator picks Write, then Read, then Send)
  */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
@@ -97,14 +96,20 @@ struct uiw_context_attr {
 	unsigned fpdu_max;
 	unsigned pd_max;
 	unsigned handshake_timeout_ms;
+	int p2p;
+	unsigned rtr;
 };
+
+/* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
+#define UIW_RTR_WRITE 0x1 /* zero-length RDMA Write to STag 1 */
+#define UIW_RTR_READ  0x2 /* zero-length RDMA Read of STag 1 */
+#define UIW_RTR_SEND  0x4 /* zero-length Send (consumes no receive: see docs) */
 
 /**
  * uiw_open_context() - create a context (STag table, io_uring, progress
  * thread).  @attr may be NULL for defaults.
  * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
  * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512),
- * -ENOTSUP (polled mode),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().
  */
@@ -199,18 +204,65 @@ struct uiw_wc {
 	uint8_t term_layer, term_etype, term_ecode;
 };
 
-/**
- * uiw_create_cq() - a completion queue of @cqe entries.  Returns 0, -EINVAL
- * (@cqe 0), -ENOMEM.  A CQ that overflows loses completions; size it for
- * the send and receive queues it serves.
+/*
+ * A completion channel: an fd (@fd, an eventfd in semaphore mode) that is
+ * readable while CQ events are pending, for poll()/epoll().  As with
+ * libibverbs: arm a CQ with uiw_req_notify_cq(); the next completion that
+ * matches produces one event; uiw_get_cq_event() takes it (blocking unless
+ * @fd was made O_NONBLOCK) and says which CQ; acknowledge every event with
+ * uiw_ack_cq_events() before destroying the CQ.
  */
-int uiw_create_cq(struct uiw_context *ctx, int cqe, struct uiw_cq **cq);
+struct uiw_comp_channel {
+	struct uiw_context *context;
+	int fd;
+	int refcnt; /* CQs using it */
+};
 
-/** uiw_destroy_cq() - free @cq.  Returns 0, -EBUSY while a QP uses it. */
+/** uiw_create_comp_channel() - Returns 0, -ENOMEM, -EMFILE/-ENFILE (eventfd()). */
+int uiw_create_comp_channel(struct uiw_context *ctx, struct uiw_comp_channel **channel);
+
+/** uiw_destroy_comp_channel() - Returns 0, -EBUSY while a CQ uses it. */
+int uiw_destroy_comp_channel(struct uiw_comp_channel *channel);
+
+/**
+ * uiw_create_cq() - a completion queue of @cqe entries, reporting events on
+ * @channel (NULL: none) with @cq_context.  Returns 0, -EINVAL (@cqe not
+ * positive, channel of another context), -ENOMEM.  A CQ that overflows loses
+ * completions (uiw_poll_cq() then says -EOVERFLOW once); size it for the send
+ * and receive queues it serves.
+ */
+int uiw_create_cq(struct uiw_context *ctx, int cqe, void *cq_context,
+		  struct uiw_comp_channel *channel, struct uiw_cq **cq);
+
+/**
+ * uiw_destroy_cq() - free @cq.  Returns 0, -EBUSY while a QP or SRQ uses it
+ * or while events taken from its channel are not acknowledged.
+ */
 int uiw_destroy_cq(struct uiw_cq *cq);
 
 /**
- * uiw_poll_cq() - move up to @n completions into @wc.  Never blocks.
+ * uiw_req_notify_cq() - arm @cq: the next completion added to it (with
+ * @solicited_only, the next receive of a Send with the Solicited Event flag
+ * or the next completion with an error status) produces one event on its
+ * channel.  Completions already queued do not count: poll after arming.
+ * Returns 0, -EINVAL (no channel).
+ */
+int uiw_req_notify_cq(struct uiw_cq *cq, int solicited_only);
+
+/**
+ * uiw_get_cq_event() - take the next event of @channel: *@cq and
+ * *@cq_context say whose it is.  Blocks until one arrives unless the
+ * channel's fd is non-blocking; in polled mode it drives the engine while
+ * it waits.  Returns 0, -EAGAIN (non-blocking, none pending), -EINTR.
+ */
+int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cq, void **cq_context);
+
+/** uiw_ack_cq_events() - acknowledge @nevents events taken for @cq. */
+void uiw_ack_cq_events(struct uiw_cq *cq, unsigned int nevents);
+
+/**
+ * uiw_poll_cq() - move up to @n completions into @wc.  Never blocks; in
+ * polled mode it first runs the engine once (submit, reap, place).
  * Returns the number moved (0..@n), -EINVAL (@n < 0), or -EOVERFLOW once
  * completions were lost (reported once).
  */
@@ -228,9 +280,12 @@ struct uiw_qp_cap {
 	unsigned max_inline_data;
 };
 
+struct uiw_srq;
+
 struct uiw_qp_init_attr {
 	struct uiw_cq *send_cq;
 	struct uiw_cq *recv_cq;
+	struct uiw_srq *srq; /* receives come from this SRQ (max_recv_wr ignored) */
 	struct uiw_qp_cap cap;
 	uint16_t ird; /* inbound Reads served at once; 0: 16 */
 	uint16_t ord; /* outbound Reads outstanding at once; 0: 16 */
@@ -240,7 +295,7 @@ struct uiw_qp_init_attr {
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
  * connection by uiw_connect() or uiw_accept(); receives may be posted
  * before.  Returns 0, -EINVAL (no CQ, zero queue size, SGEs above
- * UIW_MAX_SGE, IRD/ORD above 16383), -ENOMEM.
+ * UIW_MAX_SGE, IRD/ORD above 16383, SRQ of another PD), -ENOMEM.
  */
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
 
@@ -249,6 +304,35 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
  * is live (wait for UIW_CM_EVENT_DISCONNECTED or destroy the CM id first).
  */
 int uiw_destroy_qp(struct uiw_qp *qp);
+
+enum uiw_qp_state {
+	UIW_QPS_RESET = 0, /* values as enum ibv_qp_state */
+	UIW_QPS_INIT = 1,  /* created, not connected */
+	UIW_QPS_RTS = 3,   /* connected */
+	UIW_QPS_SQD = 4,   /* closing: draining the send queue (RFC 5040 §6.2) */
+	UIW_QPS_SQE = 5,   /* a TERMINATE is being sent */
+	UIW_QPS_ERR = 6
+};
+
+#define UIW_QP_STATE 0x1 /* attr_mask: qp_state is valid */
+
+struct uiw_qp_attr {
+	enum uiw_qp_state qp_state;
+	struct uiw_qp_cap cap; /* uiw_query_qp() */
+	uint16_t ird, ord;     /* uiw_query_qp(): after MPA negotiation */
+};
+
+/**
+ * uiw_modify_qp() - with @attr_mask UIW_QP_STATE and qp_state UIW_QPS_ERR:
+ * move @qp to error (a connected QP sends a TERMINATE and every
+ * outstanding WR completes with UIW_WC_WR_FLUSH_ERR; the connection then
+ * closes and DISCONNECTED follows).  Other transitions happen through the
+ * connection manager.  Returns 0, -EINVAL (any other state or mask).
+ */
+int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask);
+
+/** uiw_query_qp() - current state, capabilities, IRD/ORD.  Returns 0. */
+int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr);
 
 struct uiw_sge {
 	uint64_t addr;
@@ -307,6 +391,29 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 /** uiw_post_recv() - as uiw_post_send() for the receive queue. */
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
 
+/* ---- shared receive queues -------------------------------------------- */
+
+struct uiw_srq_init_attr {
+	unsigned max_wr;  /* receives held at once */
+	unsigned max_sge; /* at most UIW_MAX_SGE */
+};
+
+/**
+ * uiw_create_srq() - a shared receive queue in @pd: QPs created with it take
+ * the receive for each incoming Send from it, in posting order.  Returns 0,
+ * -EINVAL (max_wr 0, max_sge above UIW_MAX_SGE), -ENOMEM.
+ */
+int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, struct uiw_srq **srq);
+
+/** uiw_destroy_srq() - Returns 0, -EBUSY while a QP uses it.  Posted WRs are dropped. */
+int uiw_destroy_srq(struct uiw_srq *srq);
+
+/**
+ * uiw_post_srq_recv() - as uiw_post_recv(); -ENOMEM when @srq is full.
+ * A receive completes on the recv_cq of the QP whose Send consumed it.
+ */
+int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
+
 /* ---- connection manager ------------------------------------------------- */
 
 #define UIW_PRIVATE_DATA_MAX 504 /* 512 less RFC 6581's IRD/ORD words */
@@ -360,11 +467,12 @@ void *uiw_id_context(struct uiw_cm_id *id);
 int uiw_destroy_id(struct uiw_cm_id *id);
 
 /**
- * uiw_listen() - listen on @host:@port (IPv4 dotted quad; NULL: any) with
+ * uiw_listen() - listen on @host:@port (IPv4 or IPv6 literal or host name;
+ * NULL: any address, IPv6 and IPv4) with
  * @backlog.  @port 0 lets the kernel choose; read it with uiw_get_port().
  * Incoming connections arrive as UIW_CM_EVENT_CONNECT_REQUEST.  Returns 0,
- * -EINVAL (id in use, bad address), or the -errno of socket/bind/listen
- * (-EADDRINUSE, ...).
+ * -EINVAL (id in use), -EHOSTUNREACH (name not resolved), or the -errno of
+ * socket/bind/listen (-EADDRINUSE, ...).
  */
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog);
 
@@ -372,13 +480,14 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 uint16_t uiw_get_port(struct uiw_cm_id *id);
 
 /**
- * uiw_connect() - connect @id to @host:@port (IPv4 dotted quad), then run
+ * uiw_connect() - connect @id to @host:@port (IPv4 or IPv6 literal, or a
+ * host name resolved now with getaddrinfo(), first address), then run
  * the MPA handshake carrying @param's private data, attaching @qp.  Returns
  * 0 when started; the outcome arrives as ESTABLISHED, REJECTED (status
  * -ECONNREFUSED, with the reply's private data), UNREACHABLE (TCP failed: status -ECONNREFUSED,
  * -ETIMEDOUT, ...) or CONNECT_ERROR (MPA failed: status -EPROTO,
- * -ETIMEDOUT).  Returns -EINVAL (id in use, bad address, QP already
- * attached), -EMSGSIZE (private data too long), -ENOMEM, or the -errno of
+ * -ETIMEDOUT).  Returns -EINVAL (id in use, QP already attached),
+ * -EHOSTUNREACH (name not resolved), -EMSGSIZE (private data too long), -ENOMEM, or the -errno of
  * socket().
  */
 int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
@@ -412,6 +521,13 @@ int uiw_disconnect(struct uiw_cm_id *id);
  * event of @ctx and copy it to @ev.  Returns 0, -ETIMEDOUT, -EINVAL.
  */
 int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms);
+
+/**
+ * uiw_cm_event_fd() - an fd (eventfd, semaphore mode) readable while CM
+ * events of @ctx are queued, for poll()/epoll(); uiw_get_cm_event() consumes
+ * the readiness.  Do not read or close it.
+ */
+int uiw_cm_event_fd(struct uiw_context *ctx);
 
 /** uiw_event_str() - the event's name ("ESTABLISHED", ...). */
 const char *uiw_event_str(enum uiw_cm_event_type ev);
