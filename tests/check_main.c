@@ -22,6 +22,8 @@ int main(void)
 	srunner_add_suite(sr, rdmap_loop_suite());
 	srunner_add_suite(sr, rdmap_err_suite());
 	srunner_add_suite(sr, verbs_suite());
+	srunner_add_suite(sr, verbs_proc_suite());
+	srunner_add_suite(sr, verbs_api_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

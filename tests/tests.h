@@ -14,6 +14,8 @@ Suite *mpa_loop_suite(void);
 Suite *rdmap_loop_suite(void);
 Suite *rdmap_err_suite(void);
 Suite *verbs_suite(void);
+Suite *verbs_proc_suite(void);
+Suite *verbs_api_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from
