@@ -144,6 +144,15 @@ struct rdmap_qp_cfg {
 
 struct rdmap_swqe;
 struct rdmap_rwqe;
+
+/* A shared receive queue: QPs that use it take one receive per incoming
+ * Send message, in posting order, when the message starts. */
+struct rdmap_srq {
+	struct ddp_mem *mem;
+	struct ddp_pd *pd;
+	struct rdmap_rwqe *rq;
+	unsigned max_wr, head, count;
+};
 struct rdmap_irqe;
 
 /* Transmit of one message, segment by segment. */
@@ -183,9 +192,13 @@ struct rdmap_qp {
 	/* outstanding Read Requests we sent, in order (indices into sq) */
 	unsigned *orq;
 	unsigned orq_head, orq_count;
-	/* receive queue */
+	/* receive queue, or a shared one: the receive taken from it for the
+	 * Send message in progress is held in srq_cur */
 	struct rdmap_rwqe *rq;
 	unsigned rq_head, rq_count;
+	struct rdmap_srq *srq;
+	struct rdmap_rwqe *srq_cur;
+	int srq_cur_valid;
 	/* inbound Read Requests to answer, in order */
 	struct rdmap_irqe *irq;
 	unsigned irq_head, irq_count;
@@ -245,6 +258,18 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
 
 /** rdmap_post_recv() - as rdmap_post_send() for the receive queue. */
 int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
+
+/** rdmap_srq_init() - a shared receive queue of @max_wr receives in @pd.
+ * Returns 0, -EINVAL, -ENOMEM. */
+int rdmap_srq_init(struct rdmap_srq *srq, unsigned max_wr, struct ddp_mem *mem, struct ddp_pd *pd);
+void rdmap_srq_destroy(struct rdmap_srq *srq);
+
+/** rdmap_srq_post() - queue a receive: 0, -EINVAL, -ENOMEM (full), -EPERM (bad lkey). */
+int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr);
+
+/** rdmap_qp_set_srq() - @qp (not yet bound, same PD) takes receives from @srq.
+ * Returns 0, -EINVAL. */
+int rdmap_qp_set_srq(struct rdmap_qp *qp, struct rdmap_srq *srq);
 
 /**
  * rdmap_qp_progress() - queue as many FPDUs on the MPA connection as fit.

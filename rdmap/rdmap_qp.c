@@ -23,11 +23,12 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct dd
 	qp->arg = arg;
 	qp->sq = calloc(cfg->max_send_wr, sizeof(*qp->sq));
 	qp->rq = calloc(cfg->max_recv_wr, sizeof(*qp->rq));
+	qp->srq_cur = calloc(1, sizeof(*qp->srq_cur));
 	qp->orq = calloc(cfg->ord ? cfg->ord : 1, sizeof(*qp->orq));
 	qp->irq = calloc(cfg->ird ? cfg->ird : 1, sizeof(*qp->irq));
 	if (cfg->max_inline)
 		qp->inline_buf = malloc((size_t)cfg->max_send_wr * cfg->max_inline);
-	if (!qp->sq || !qp->rq || !qp->orq || !qp->irq || (cfg->max_inline && !qp->inline_buf)) {
+	if (!qp->sq || !qp->rq || !qp->srq_cur || !qp->orq || !qp->irq || (cfg->max_inline && !qp->inline_buf)) {
 		rdmap_qp_destroy(qp);
 		return -ENOMEM;
 	}
@@ -50,11 +51,13 @@ void rdmap_qp_destroy(struct rdmap_qp *qp)
 		qp->pd->refs--;
 	free(qp->sq);
 	free(qp->rq);
+	free(qp->srq_cur);
 	free(qp->orq);
 	free(qp->irq);
 	free(qp->inline_buf);
 	qp->sq = NULL;
 	qp->rq = NULL;
+	qp->srq_cur = NULL;
 	qp->orq = NULL;
 	qp->irq = NULL;
 	qp->inline_buf = NULL;
@@ -266,6 +269,16 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 	qp->orq_count = 0;
 	qp->irq_count = 0;
 	qp->tx.active = 0;
+	if (qp->srq_cur_valid) {
+		/* the shared receive taken for a Send that never finished */
+		struct rdmap_wc wc = {0};
+
+		wc.wr_id = qp->srq_cur->wr.wr_id;
+		wc.status = RDMAP_WC_WR_FLUSH_ERR;
+		wc.opcode = RDMAP_WC_RECV;
+		qp->srq_cur_valid = 0;
+		emit_wc(qp, 1, &wc);
+	}
 	while (qp->rq_count) {
 		struct rdmap_rwqe *r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
 		struct rdmap_wc wc = {0};
@@ -391,6 +404,55 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 	r->wr = *wr;
 	r->cap = sge_total(wr->sge, wr->num_sge);
 	qp->rq_count++;
+	return 0;
+}
+
+int rdmap_srq_init(struct rdmap_srq *srq, unsigned max_wr, struct ddp_mem *mem, struct ddp_pd *pd)
+{
+	memset(srq, 0, sizeof(*srq));
+	if (!max_wr)
+		return -EINVAL;
+	srq->rq = calloc(max_wr, sizeof(*srq->rq));
+	if (!srq->rq)
+		return -ENOMEM;
+	srq->max_wr = max_wr;
+	srq->mem = mem;
+	srq->pd = pd;
+	return 0;
+}
+
+void rdmap_srq_destroy(struct rdmap_srq *srq)
+{
+	free(srq->rq);
+	srq->rq = NULL;
+	srq->count = 0;
+}
+
+int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
+{
+	struct rdmap_rwqe *r;
+
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
+		return -EINVAL;
+	if (srq->count == srq->max_wr)
+		return -ENOMEM;
+	for (int i = 0; i < wr->num_sge; i++)
+		if (wr->sge[i].length &&
+		    ddp_stag_check(srq->mem, wr->sge[i].lkey, srq->pd, DDP_ACC_LOCAL_WRITE,
+				   wr->sge[i].addr, wr->sge[i].length, NULL) != DDP_STAG_OK)
+			return -EPERM;
+	r = &srq->rq[(srq->head + srq->count) % srq->max_wr];
+	r->wr = *wr;
+	r->cap = sge_total(wr->sge, wr->num_sge);
+	srq->count++;
+	return 0;
+}
+
+int rdmap_qp_set_srq(struct rdmap_qp *qp, struct rdmap_srq *srq)
+{
+	if (qp->state != RDMAP_QPS_IDLE || srq->pd != qp->pd || srq->mem != qp->mem)
+		return -EINVAL;
+	qp->srq = srq;
 	return 0;
 }
 

@@ -189,7 +189,8 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 	q = &qp->rxq[h->qn];
 	if (!q->active) {
 		/* A new message: the next MSN of this queue, starting at MO 0. */
-		if (h->qn == DDP_QN_SEND && qp->rq_count == 0 && !(flags & MPA_RX_F_RTR))
+		if (h->qn == DDP_QN_SEND && !(flags & MPA_RX_F_RTR) &&
+		    (qp->srq ? qp->srq->count == 0 : qp->rq_count == 0))
 			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 					     DDP_ECODE_U_INVALID_MSN_NOBUF, raw, hl, ulpdu_len);
 		if (h->msn != q->expect_msn)
@@ -202,6 +203,15 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 		q->msn = h->msn;
 		q->placed = 0;
 		q->opcode = op;
+		if (h->qn == DDP_QN_SEND && qp->srq && !(flags & MPA_RX_F_RTR)) {
+			/* the message owns the shared receive from its first segment */
+			struct rdmap_srq *srq = qp->srq;
+
+			*qp->srq_cur = srq->rq[srq->head % srq->max_wr];
+			srq->head++;
+			srq->count--;
+			qp->srq_cur_valid = 1;
+		}
 	} else {
 		/* The continuation of the message in progress, in order. */
 		if (h->msn != q->msn)
@@ -226,7 +236,7 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 						     MPA_ECODE_NO_MATCHING_RTR, raw, hl, ulpdu_len);
 			return 0;
 		}
-		r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+		r = qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
 		if (q->placed + len > r->cap)
 			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
@@ -309,7 +319,7 @@ static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_
 
 static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, uint64_t len)
 {
-	struct rdmap_rwqe *r = &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+	struct rdmap_rwqe *r = qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
 	struct rdmap_wc wc = {0};
 
 	wc.wr_id = r->wr.wr_id;
@@ -322,8 +332,12 @@ static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t o
 		wc.flags |= RDMAP_WC_F_WITH_INV;
 		wc.inv_stag = h->ulp_word;
 	}
-	qp->rq_head++;
-	qp->rq_count--;
+	if (qp->srq) {
+		qp->srq_cur_valid = 0;
+	} else {
+		qp->rq_head++;
+		qp->rq_count--;
+	}
 	if (qp->ops && qp->ops->complete)
 		qp->ops->complete(qp->arg, 1, &wc);
 }

@@ -20,7 +20,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -137,6 +139,9 @@ static void ctx_mpa_cfg(const struct uiw_context *ctx, enum mpa_role role, struc
 		cfg->pd_max = (uint16_t)a->pd_max;
 	if (a->handshake_timeout_ms)
 		cfg->timeout_ns = (uint64_t)a->handshake_timeout_ms * 1000000ull;
+	cfg->p2p = role == MPA_ROLE_INITIATOR && a->p2p;
+	if (a->rtr)
+		cfg->rtr = a->rtr;
 }
 
 static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)
@@ -798,36 +803,84 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	return 0;
 }
 
-static int parse_addr(const char *host, uint16_t port, struct sockaddr_in *sa)
+/* @host:@port into @ss (getaddrinfo: literals and names; the first result). */
+static int resolve_addr(const char *host, uint16_t port, int passive, struct sockaddr_storage *ss,
+			socklen_t *len)
 {
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(port);
+	struct addrinfo hints, *res = NULL;
+	char serv[8];
+	int r;
+
+	memset(ss, 0, sizeof(*ss));
 	if (!host || !*host) {
-		sa->sin_addr.s_addr = htonl(INADDR_ANY);
+		/* any address: IPv6 dual-stack when the host has IPv6, else IPv4 */
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0) {
+			close(fd);
+			s6->sin6_family = AF_INET6;
+			s6->sin6_addr = in6addr_any;
+			s6->sin6_port = htons(port);
+			*len = sizeof(*s6);
+		} else {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+			s4->sin_family = AF_INET;
+			s4->sin_addr.s_addr = htonl(INADDR_ANY);
+			s4->sin_port = htons(port);
+			*len = sizeof(*s4);
+		}
 		return 0;
 	}
-	if (strchr(host, ':'))
-		return -EAFNOSUPPORT; /* IPv6: not yet */
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
+	r = getaddrinfo(host, serv, &hints, &res);
+	if (r)
+		return r == EAI_MEMORY ? -ENOMEM : r == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	if (res->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		return -EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static uint16_t ss_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog)
 {
 	struct uiw_context *ctx = id->ctx;
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int fd, one = 1, ret;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int fd, one = 1, zero = 0, ret;
 
-	ret = parse_addr(host, port, &sa);
+	ret = resolve_addr(host, port, 1, &sa, &len);
 	if (ret)
 		return ret;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, backlog) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+	if (sa.ss_family == AF_INET6 && (!host || !*host))
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, backlog)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len)) {
 		ret = -errno;
 		close(fd);
 		return ret;
@@ -839,7 +892,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 		return -EINVAL;
 	}
 	id->fd = fd;
-	id->port = ntohs(sa.sin_port);
+	id->port = ss_port(&sa);
 	id->state = UIW_ID_LISTEN;
 	pthread_mutex_unlock(&ctx->lock);
 	engine_wake(ctx);
@@ -860,19 +913,20 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		const struct uiw_conn_param *param)
 {
 	struct uiw_context *ctx = id->ctx;
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
+	socklen_t salen;
 	int fd, ret;
 
 	if (!host || !qp)
 		return -EINVAL;
-	ret = parse_addr(host, port, &sa);
+	ret = resolve_addr(host, port, 0, &sa, &salen);
 	if (ret)
 		return ret;
 	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
 		return -EMSGSIZE;
 	if (param && param->private_data_len && !param->private_data)
 		return -EINVAL;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	pthread_mutex_lock(&ctx->lock);
@@ -883,7 +937,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	}
 	id->fd = fd;
 	id->addr = sa;
-	id->addrlen = sizeof(sa);
+	id->addrlen = salen;
 	id->qp = qp;
 	qp->id = id;
 	if (param) {

@@ -77,8 +77,17 @@ struct uiw_channel_int {
 	struct uiw_cq *ev_head, **ev_tail;
 };
 
+struct uiw_srq {
+	struct uiw_context *ctx;
+	struct uiw_pd *pd;
+	struct rdmap_srq srq;
+	unsigned max_sge;
+	unsigned refs;
+};
+
 struct uiw_qp {
 	struct uiw_context *ctx;
+	struct uiw_srq *srq;
 	struct uiw_pd *pd;
 	struct uiw_cq *send_cq, *recv_cq;
 	struct rdmap_qp qp;
@@ -107,7 +116,7 @@ struct uiw_cm_id {
 	enum uiw_id_state state;
 	int fd;
 	uint16_t port;
-	struct sockaddr_in addr;
+	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int user_owned; /* the application holds it (else the engine frees it) */
 	int destroying;

@@ -27,6 +27,7 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	if (!a.max_mr)
 		a.max_mr = 4096;
 	if ((unsigned)a.crc > UIW_CRC_OFF || a.mpa_rev > 2 || a.pd_max > MPA_PD_MAX ||
+	    (a.p2p && a.mpa_rev == 1) || (a.rtr & ~(unsigned)MPA_RTR_ALL) ||
 	    (a.fpdu_max && (a.fpdu_max < MPA_MULPDU_MIN || a.fpdu_max > MPA_MULPDU_MAX)))
 		return -EINVAL;
 	ctx = calloc(1, sizeof(*ctx));
@@ -430,7 +431,10 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	int ret;
 
 	*out = NULL;
-	if (!attr->send_cq || !attr->recv_cq || !attr->cap.max_send_wr || !attr->cap.max_recv_wr)
+	if (!attr->send_cq || !attr->recv_cq || !attr->cap.max_send_wr ||
+	    (!attr->cap.max_recv_wr && !attr->srq))
+		return -EINVAL;
+	if (attr->srq && attr->srq->pd != pd)
 		return -EINVAL;
 	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
 		return -EINVAL;
@@ -440,7 +444,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	if (!qp)
 		return -ENOMEM;
 	cfg.max_send_wr = attr->cap.max_send_wr;
-	cfg.max_recv_wr = attr->cap.max_recv_wr;
+	cfg.max_recv_wr = attr->srq ? 1 : attr->cap.max_recv_wr;
 	cfg.max_inline = attr->cap.max_inline_data;
 	cfg.ird = attr->ird ? attr->ird : 16;
 	cfg.ord = attr->ord ? attr->ord : 16;
@@ -450,9 +454,14 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	qp->recv_cq = attr->recv_cq;
 	pthread_mutex_lock(&ctx->lock);
 	ret = rdmap_qp_init(&qp->qp, &cfg, &ctx->mem, &pd->pd, &verbs_qp_ops, qp);
+	if (!ret && attr->srq)
+		ret = rdmap_qp_set_srq(&qp->qp, &attr->srq->srq);
 	if (!ret) {
 		qp->send_cq->refs++;
 		qp->recv_cq->refs++;
+		qp->srq = attr->srq;
+		if (qp->srq)
+			qp->srq->refs++;
 		ctx->nqp++;
 	}
 	pthread_mutex_unlock(&ctx->lock);
@@ -479,6 +488,8 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	rdmap_qp_destroy(&qp->qp);
 	qp->send_cq->refs--;
 	qp->recv_cq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
 	ctx->nqp--;
 	pthread_mutex_unlock(&ctx->lock);
 	free(qp);
@@ -562,6 +573,117 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	return ret;
 }
 
+int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
+{
+	struct uiw_context *ctx = qp->ctx;
+
+	if (attr_mask != UIW_QP_STATE || attr->qp_state != UIW_QPS_ERR)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (qp->qp.state == RDMAP_QPS_RTS || qp->qp.state == RDMAP_QPS_CLOSING) {
+		/* RFC 5040 §6.2 / §7: an abortive close; the engine sees ERROR and
+		 * shuts the connection once the send side is done */
+		rdmap_qp_modify_error(&qp->qp);
+	} else if (qp->qp.state == RDMAP_QPS_IDLE) {
+		rdmap_qp_modify_error(&qp->qp);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return 0;
+}
+
+int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
+{
+	static const enum uiw_qp_state map[] = {
+		[RDMAP_QPS_IDLE] = UIW_QPS_INIT,     [RDMAP_QPS_RTS] = UIW_QPS_RTS,
+		[RDMAP_QPS_CLOSING] = UIW_QPS_SQD,   [RDMAP_QPS_TERMINATE] = UIW_QPS_SQE,
+		[RDMAP_QPS_ERROR] = UIW_QPS_ERR,
+	};
+
+	memset(attr, 0, sizeof(*attr));
+	pthread_mutex_lock(&qp->ctx->lock);
+	attr->qp_state = map[qp->qp.state];
+	attr->cap.max_send_wr = qp->qp.cfg.max_send_wr;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->qp.cfg.max_recv_wr;
+	attr->cap.max_send_sge = UIW_MAX_SGE;
+	attr->cap.max_recv_sge = UIW_MAX_SGE;
+	attr->cap.max_inline_data = qp->qp.cfg.max_inline;
+	attr->ird = qp->qp.cfg.ird;
+	attr->ord = qp->qp.cfg.ord;
+	pthread_mutex_unlock(&qp->ctx->lock);
+	return 0;
+}
+
+int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, struct uiw_srq **out)
+{
+	struct uiw_context *ctx = pd->ctx;
+	struct uiw_srq *srq;
+	int ret;
+
+	*out = NULL;
+	if (!attr->max_wr || attr->max_sge > UIW_MAX_SGE)
+		return -EINVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return -ENOMEM;
+	srq->ctx = ctx;
+	srq->pd = pd;
+	srq->max_sge = attr->max_sge;
+	pthread_mutex_lock(&ctx->lock);
+	ret = rdmap_srq_init(&srq->srq, attr->max_wr, &ctx->mem, &pd->pd);
+	if (!ret) {
+		pd->pd.refs++;
+		ctx->nsrq++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret) {
+		free(srq);
+		return ret;
+	}
+	*out = srq;
+	return 0;
+}
+
+int uiw_destroy_srq(struct uiw_srq *srq)
+{
+	struct uiw_context *ctx = srq->ctx;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (srq->refs) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	rdmap_srq_destroy(&srq->srq);
+	srq->pd->pd.refs--;
+	ctx->nsrq--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(srq);
+	return 0;
+}
+
+int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr)
+{
+	struct uiw_context *ctx = srq->ctx;
+	struct rdmap_recv_wr w;
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		memset(&w, 0, sizeof(w));
+		w.wr_id = wr->wr_id;
+		w.num_sge = wr->num_sge;
+		ret = conv_sge(w.sge, wr->sg_list, wr->num_sge);
+		if (!ret)
+			ret = rdmap_srq_post(&srq->srq, &w);
+		if (ret)
+			break;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	return ret;
+}
+
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr)
 {
 	struct uiw_context *ctx = qp->ctx;
@@ -569,7 +691,9 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	int ret = 0;
 
 	pthread_mutex_lock(&ctx->lock);
-	for (; wr; wr = wr->next) {
+	if (qp->srq)
+		ret = -EINVAL; /* receives come from the SRQ */
+	for (; wr && !ret; wr = wr->next) {
 		memset(&w, 0, sizeof(w));
 		w.wr_id = wr->wr_id;
 		w.num_sge = wr->num_sge;

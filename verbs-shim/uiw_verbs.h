@@ -101,9 +101,9 @@ struct uiw_context_attr {
 };
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
-#define UIW_RTR_WRITE 0x1 /* zero-length RDMA Write to STag 1 */
-#define UIW_RTR_READ  0x2 /* zero-length RDMA Read of STag 1 */
-#define UIW_RTR_SEND  0x4 /* zero-length Send (consumes no receive: see docs) */
+#define UIW_RTR_SEND  0x1 /* zero-length Send (consumes no receive) */
+#define UIW_RTR_WRITE 0x2 /* zero-length RDMA Write to STag 1 */
+#define UIW_RTR_READ  0x4 /* zero-length RDMA Read of STag 1 */
 
 /**
  * uiw_open_context() - create a context (STag table, io_uring, progress
@@ -324,9 +324,9 @@ struct uiw_qp_attr {
 
 /**
  * uiw_modify_qp() - with @attr_mask UIW_QP_STATE and qp_state UIW_QPS_ERR:
- * move @qp to error (a connected QP sends a TERMINATE and every
- * outstanding WR completes with UIW_WC_WR_FLUSH_ERR; the connection then
- * closes and DISCONNECTED follows).  Other transitions happen through the
+ * move @qp to error: every outstanding WR completes with
+ * UIW_WC_WR_FLUSH_ERR, and a connection closes (no TERMINATE is sent: the
+ * peer sees TCP close and flushes too); DISCONNECTED follows.  Other transitions happen through the
  * connection manager.  Returns 0, -EINVAL (any other state or mask).
  */
 int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask);
