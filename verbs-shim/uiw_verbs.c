@@ -353,18 +353,23 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 
 	if (n < 0)
 		return -EINVAL;
+	/* Progress-thread mode: an empty CQ is answered without the lock, so a
+	 * busy-polling application does not fight the engine for it. */
+	if (cq->ctx->attr.mode != UIW_CTX_POLLED && !__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&cq->overflow, __ATOMIC_RELAXED))
+		return 0;
 	pthread_mutex_lock(&cq->ctx->lock);
 	if (cq->ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(cq->ctx, 0);
 	if (cq->overflow == 1) {
-		cq->overflow = 2;
+		__atomic_store_n(&cq->overflow, 2, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&cq->ctx->lock);
 		return -EOVERFLOW;
 	}
 	while (got < n && cq->count) {
 		wc[got++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->cap;
-		cq->count--;
+		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&cq->ctx->lock);
 	return got;
@@ -384,10 +389,10 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 
 	if (cq->count == cq->cap) {
 		if (!cq->overflow)
-			cq->overflow = 1;
+			__atomic_store_n(&cq->overflow, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	wc = &cq->ring[(cq->head + cq->count++) % cq->cap];
+	wc = &cq->ring[(cq->head + cq->count) % cq->cap];
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = rwc->wr_id;
 	wc->status = (enum uiw_wc_status)rwc->status; /* same values (ibv_wc_status) */
@@ -406,6 +411,8 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 		wc->term_etype = rwc->term.etype;
 		wc->term_ecode = rwc->term.ecode;
 	}
+	/* the entry is complete before a lock-free poller sees the count */
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
 	if (cq->channel)
 		cq_notify(cq, recv && (rwc->flags & RDMAP_WC_F_SOLICITED), rwc->status != 0);
 }
