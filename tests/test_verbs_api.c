@@ -349,6 +349,31 @@ START_TEST(test_api_p2p)
 }
 END_TEST
 
+/* The initiator holds its first FPDU after the Reply (the siw defence). */
+START_TEST(test_api_first_fpdu_delay)
+{
+	struct uiw_context_attr ia = {.first_fpdu_delay_ms = 300};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	uint64_t t0;
+
+	pair_up(&srv, &cli, NULL, &ia, "127.0.0.1", &lid);
+	t0 = ms_now();
+	post_recv_to(&srv, srv.qp, 1, 0, 64);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 2, 0, 8, 0, 0, 0);
+	want_ok(srv.cq, UIW_WC_RECV, 1, 8);
+	/* ESTABLISHED came right after the Reply; allow 50 ms of slack */
+	ck_assert_msg(ms_now() - t0 >= 250, "first FPDU after %llu ms",
+		      (unsigned long long)(ms_now() - t0));
+	want_ok(cli.cq, UIW_WC_SEND, 2, 8);
+	/* later FPDUs are not held */
+	t0 = ms_now();
+	exchange(&srv, &cli, 50);
+	ck_assert_uint_lt(ms_now() - t0, 250);
+	pair_down(&srv, &cli, lid);
+}
+END_TEST
+
 START_TEST(test_api_bad_attrs)
 {
 	struct uiw_context_attr a = {.p2p = 1, .mpa_rev = 1};
@@ -582,6 +607,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_comp_channel);
 	tcase_add_test(tc, test_api_srq);
 	tcase_add_test(tc, test_api_modify_qp);
+	tcase_add_test(tc, test_api_first_fpdu_delay);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -226,6 +226,9 @@ static void after_handshake(struct uiw_cm_id *id)
 		}
 		id->state = UIW_ID_UP;
 		id->established = 1;
+		if (id->ctx->attr.first_fpdu_delay_ms)
+			id->tx_hold_until =
+				engine_now_ns() + id->ctx->attr.first_fpdu_delay_ms * 1000000ull;
 		id_event(id, UIW_CM_EVENT_ESTABLISHED, 0, id->hs_pd, id->hs_pd_len);
 	}
 }
@@ -446,8 +449,16 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			id->close_after_tx = 1;
 	}
 
-	/* transmit */
-	if (!id->tx_busy && !id->tx_shut) {
+	/* transmit (held for a while after the Reply: first_fpdu_delay_ms) */
+	if (id->tx_hold_until) {
+		if (now < id->tx_hold_until) {
+			if (id->tx_hold_until < *deadline)
+				*deadline = id->tx_hold_until;
+		} else {
+			id->tx_hold_until = 0;
+		}
+	}
+	if (!id->tx_busy && !id->tx_shut && !id->tx_hold_until) {
 		n = mpa_tx_pending(&id->mpa, id->tx_iov, UIW_TX_IOV);
 		if (n > 0 && (sqe = get_sqe(ctx))) {
 			memset(&id->tx_msg, 0, sizeof(id->tx_msg));

@@ -134,6 +134,7 @@ struct uiw_cm_id {
 	int rx_discard; /* receive failed: read and drop until EOF */
 	int tx_shut;	/* SHUT_WR done (or the send side failed) */
 	int close_after_tx;
+	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
 	struct iovec rx_iov[UIW_RX_IOV];
 	struct iovec tx_iov[UIW_TX_IOV];
 	struct msghdr tx_msg;

@@ -86,6 +86,11 @@ enum uiw_crc_policy {
  *               accepts it when asked (it always does)
  * @rtr:         UIW_RTR_* kinds an initiator offers or a responder accepts;
  *               0: all three (the initiator picks Write, then Read, then Send)
+ * @first_fpdu_delay_ms: initiator: hold the first FPDU this long after the
+ *               MPA Reply arrived (0: none).  Linux siw as responder sends
+ *               its Reply before it hands the socket to the QP and drops an
+ *               FPDU that arrives in that gap (the connection then hangs);
+ *               50 ms avoided it in every try here.  uiw-ping uses 50.
  */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
@@ -98,6 +103,7 @@ struct uiw_context_attr {
 	unsigned handshake_timeout_ms;
 	int p2p;
 	unsigned rtr;
+	unsigned first_fpdu_delay_ms;
 };
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
