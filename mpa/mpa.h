@@ -195,7 +195,8 @@ struct mpa_ops {
  * @rx_ulpdu_max: largest ULPDU accepted; default 65535
  * @rx_hdr_min:   ULPDU header octets collected before rx_hdr_len (DDP: 14);
  *                a shorter ULPDU is a framing error
- * @tx_depth:     FPDUs that can be queued for transmit; default 32
+ * @tx_depth:     FPDUs that can be queued for transmit; default 32; 0: sized
+ *                on entering full operation for about 512 KiB (8..128)
  * @tx_max_sge:   payload iovecs per FPDU; default 8
  * @timeout_ns:   handshake timeout (Request, Reply, and the RTR); default 10 s
  */

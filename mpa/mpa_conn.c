@@ -43,7 +43,7 @@ int mpa_conn_init(struct mpa_conn *c, const struct mpa_cfg *cfg, const struct mp
 		return -EINVAL;
 	if (cfg->ird > MPA_V2_IRD_ORD_MASK || cfg->ord > MPA_V2_IRD_ORD_MASK)
 		return -EINVAL;
-	if (cfg->tx_depth == 0 || cfg->tx_max_sge == 0 || cfg->rx_ulpdu_max > MPA_ULPDU_MAX)
+	if (cfg->tx_max_sge == 0 || cfg->rx_ulpdu_max > MPA_ULPDU_MAX)
 		return -EINVAL;
 	if (cfg->p2p && !(cfg->rtr & MPA_RTR_ALL))
 		return -EINVAL;

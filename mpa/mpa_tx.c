@@ -30,6 +30,12 @@ int mpa_enter_full(struct mpa_conn *c)
 		mk = fpdu_max / (MPA_MARKER_PERIOD - MPA_MARKER_LEN) + 3;
 	/* head, tail, payload; each marker adds itself and splits one run */
 	iov_per = 2 + c->cfg.tx_max_sge + 2 * mk;
+	/* 0: enough FPDUs for about 512 KiB in flight, 8..128 of them */
+	if (!depth) {
+		depth = (512u << 10) / fpdu_max;
+		depth = depth < 8 ? 8 : depth > 128 ? 128 : depth;
+		c->cfg.tx_depth = depth;
+	}
 
 	c->tx_slots = calloc(depth, sizeof(*c->tx_slots));
 	c->tx_iov_pool = calloc((size_t)depth * iov_per, sizeof(struct iovec));

@@ -154,6 +154,7 @@ static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)
 	if (!getsockopt(id->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) && mss > 0)
 		cfg->emss = (uint32_t)mss;
 	cfg->rx_hdr_min = DDP_TAGGED_HDR_LEN;
+	cfg->tx_depth = 0; /* from the FPDU size: about 512 KiB queued */
 }
 
 /* Stop all I/O of @id: the socket is closed once nothing is in flight. */
@@ -265,7 +266,20 @@ static void on_rx(struct uiw_cm_id *id, int res)
 		id->rx_done = 1;
 		return;
 	}
-	ret = mpa_rx_ack(&id->mpa, (size_t)res);
+	if (id->rx_staged) {
+		ssize_t used;
+
+		id->rx_staged = 0;
+		used = mpa_rx(&id->mpa, id->stage, (size_t)res);
+		ret = used < 0 ? (int)used : 0;
+		if (used >= 0 && (size_t)used < (size_t)res) {
+			/* MPA exited (only in the handshake, which never stages) */
+			id->rx_done = 1;
+			id->close_after_tx = 1;
+		}
+	} else {
+		ret = mpa_rx_ack(&id->mpa, (size_t)res);
+	}
 	after_handshake(id);
 	if (ret < 0 && id->state != UIW_ID_DEAD) {
 		if (ret == -ECONNREFUSED) { /* refused by policy: the Reject is queued */
@@ -378,6 +392,7 @@ static void id_free(struct uiw_cm_id *id)
 {
 	if (id->mpa_inited)
 		mpa_conn_destroy(&id->mpa);
+	free(id->stage);
 	free(id);
 }
 
@@ -493,7 +508,25 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 				id->close_after_tx = 1;
 			}
 		}
+		if (n > 0 && !id->rx_discard && id->mpa.state == MPA_S_FULL) {
+			size_t due = 0;
+
+			for (int i = 0; i < n && due < UIW_RX_STAGE_MIN; i++)
+				due += iov[i].iov_len;
+			if (due < UIW_RX_STAGE_MIN) {
+				if (!id->stage)
+					id->stage = malloc(UIW_RX_STAGE);
+				if (id->stage) {
+					iov[0].iov_base = id->stage;
+					iov[0].iov_len = UIW_RX_STAGE;
+					n = 1;
+					id->rx_staged = 1;
+				}
+			}
+		}
 		if (n > 0 && (sqe = get_sqe(ctx))) {
+			id->rx_reads++;
+			id->rx_staged_reads += (uint64_t)id->rx_staged;
 			io_uring_prep_readv(sqe, id->fd, iov, (unsigned)n, 0);
 			io_uring_sqe_set_data(sqe, &id->op_rx);
 			id->rx_busy = 1;

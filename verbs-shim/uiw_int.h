@@ -106,7 +106,14 @@ enum uiw_id_state {
 };
 
 #define UIW_RX_IOV 32
-#define UIW_TX_IOV 64
+/* Small FPDUs (a peer sizing them to a 1500-octet path) would cost one read
+ * each: when the octets still due for the current FPDU are fewer than
+ * UIW_RX_STAGE_MIN, the engine reads up to UIW_RX_STAGE octets into a
+ * per-connection staging buffer (allocated on first use) and runs the
+ * copying deframer over them.  Larger FPDUs are placed directly. */
+#define UIW_RX_STAGE	 65536
+#define UIW_RX_STAGE_MIN 16384
+#define UIW_TX_IOV 256 /* one sendmsg gathers up to this many iovecs */
 
 struct uiw_cm_id {
 	struct uiw_context *ctx;
@@ -139,6 +146,9 @@ struct uiw_cm_id {
 	struct iovec tx_iov[UIW_TX_IOV];
 	struct msghdr tx_msg;
 	uint8_t discard[2048];
+	uint8_t *stage; /* UIW_RX_STAGE octets, or NULL */
+	int rx_staged;	/* the read in flight goes to @stage */
+	uint64_t rx_reads, rx_staged_reads; /* statistics */
 
 	/* handshake results, taken from the MPA upcalls */
 	int got_request, got_reply, reply_reject;
