@@ -199,6 +199,7 @@ struct rdmap_qp {
 	struct rdmap_srq *srq;
 	struct rdmap_rwqe *srq_cur;
 	int srq_cur_valid;
+	int rx_wqe_status; /* a Send failed in the head receive: its status */
 	/* inbound Read Requests to answer, in order */
 	struct rdmap_irqe *irq;
 	unsigned irq_head, irq_count;

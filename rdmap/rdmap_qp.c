@@ -255,12 +255,17 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		struct rdmap_swqe *w = sq_at(qp, qp->sq_head);
 		enum rdmap_wc_status st = RDMAP_WC_WR_FLUSH_ERR;
 
+		int with_term = 0;
+
 		if (w->state == SWQE_DONE) {
 			st = w->status;
 		} else if (first && received && t && w->state != SWQE_POSTED) {
 			st = term_status(t);
+			with_term = 1;
 		}
-		flush_one_send(qp, w, st, (st != RDMAP_WC_WR_FLUSH_ERR && t) ? t : NULL);
+		/* a finished unsignaled WR stays silent, as when it completes */
+		if (st != RDMAP_WC_SUCCESS || (w->wr.flags & RDMAP_WR_SIGNALED))
+			flush_one_send(qp, w, st, with_term ? t : NULL);
 		first = 0;
 		qp->sq_head++;
 		qp->sq_count--;
@@ -274,9 +279,11 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		struct rdmap_wc wc = {0};
 
 		wc.wr_id = qp->srq_cur->wr.wr_id;
-		wc.status = RDMAP_WC_WR_FLUSH_ERR;
+		wc.status = qp->rx_wqe_status ? (enum rdmap_wc_status)qp->rx_wqe_status
+					      : RDMAP_WC_WR_FLUSH_ERR;
 		wc.opcode = RDMAP_WC_RECV;
 		qp->srq_cur_valid = 0;
+		qp->rx_wqe_status = 0;
 		emit_wc(qp, 1, &wc);
 	}
 	while (qp->rq_count) {
@@ -284,7 +291,11 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		struct rdmap_wc wc = {0};
 
 		wc.wr_id = r->wr.wr_id;
-		wc.status = RDMAP_WC_WR_FLUSH_ERR;
+		/* the receive a failed Send was placing says why (local length or
+		 * protection); the rest are flushed */
+		wc.status = qp->rx_wqe_status ? (enum rdmap_wc_status)qp->rx_wqe_status
+					      : RDMAP_WC_WR_FLUSH_ERR;
+		qp->rx_wqe_status = 0;
 		wc.opcode = RDMAP_WC_RECV;
 		emit_wc(qp, 1, &wc);
 		qp->rq_head++;

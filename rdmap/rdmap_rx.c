@@ -237,9 +237,11 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 			return 0;
 		}
 		r = qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
-		if (q->placed + len > r->cap)
+		if (q->placed + len > r->cap) {
+			qp->rx_wqe_status = RDMAP_WC_LOC_LEN_ERR;
 			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+		}
 		if (!len)
 			return 0;
 		/* the receive buffers may have been deregistered since posting */
@@ -247,9 +249,11 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 			if (r->wr.sge[i].length &&
 			    ddp_stag_check(qp->mem, r->wr.sge[i].lkey, qp->pd, DDP_ACC_LOCAL_WRITE,
 					   r->wr.sge[i].addr, r->wr.sge[i].length,
-					   NULL) != DDP_STAG_OK)
+					   NULL) != DDP_STAG_OK) {
+				qp->rx_wqe_status = RDMAP_WC_LOC_PROT_ERR;
 				return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
 						     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+			}
 		n = rdmap_sge_map(r->wr.sge, r->wr.num_sge, q->placed, len, dst, MPA_RX_DST_MAX);
 		if (n < 0)
 			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
