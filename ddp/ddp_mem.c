@@ -82,7 +82,7 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 
 	if (access & ~(unsigned)DDP_ACC_ALL)
 		return -EINVAL;
-	if (!addr && !len)
+	if (!addr) /* a region at address 0 would make TO 0 valid */
 		return -EINVAL;
 	if ((uintptr_t)addr + len < (uintptr_t)addr)
 		return -EINVAL;

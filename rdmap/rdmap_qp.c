@@ -257,15 +257,15 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 
 		int with_term = 0;
 
-		if (w->state == SWQE_DONE) {
-			st = w->status;
-		} else if (first && received && t && w->state != SWQE_POSTED) {
+		/* Entries here sit behind one that had not finished (the ones
+		 * finished at the head went out just above): even one that
+		 * finished itself is flushed, so that nothing succeeds after a
+		 * failure on the queue (verbs ordering). */
+		if (first && received && t && w->state != SWQE_POSTED && w->state != SWQE_DONE) {
 			st = term_status(t);
 			with_term = 1;
 		}
-		/* a finished unsignaled WR stays silent, as when it completes */
-		if (st != RDMAP_WC_SUCCESS || (w->wr.flags & RDMAP_WR_SIGNALED))
-			flush_one_send(qp, w, st, with_term ? t : NULL);
+		flush_one_send(qp, w, st, with_term ? t : NULL);
 		first = 0;
 		qp->sq_head++;
 		qp->sq_count--;

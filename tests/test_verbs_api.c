@@ -16,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "mpa.h"
 #include "tests.h"
 #include "uiw_verbs.h"
 
@@ -374,6 +378,176 @@ START_TEST(test_api_first_fpdu_delay)
 }
 END_TEST
 
+/* A TERMINATE shows in DISCONNECTED on both ends, with its cause. */
+START_TEST(test_api_disconnect_term)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+
+	pair_up(&srv, &cli, NULL, NULL, "127.0.0.1", &lid);
+	/* a Write to an STag that does not exist: DDP tagged, invalid STag */
+	post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 1, 0, 100, (uintptr_t)srv.buf,
+		srv.mr->rkey ^ 0x5a5a00, 0);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(ev.status, -ECONNABORTED);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_RECEIVED);
+	ck_assert_uint_eq(ev.term_layer, 1);
+	ck_assert_uint_eq(ev.term_etype, 1);
+	ck_assert_uint_eq(ev.term_ecode, 0);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(ev.status, -ECONNABORTED);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	ck_assert_uint_eq(ev.term_layer, 1);
+	ck_assert_uint_eq(ev.term_etype, 1);
+	ck_assert_uint_eq(ev.term_ecode, 0);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* A Send longer than the receive: that receive says LOC_LEN_ERR. */
+START_TEST(test_api_recv_too_short)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+
+	pair_up(&srv, &cli, NULL, NULL, "127.0.0.1", &lid);
+	post_recv_to(&srv, srv.qp, 1, 0, 100);
+	post_recv_to(&srv, srv.qp, 2, 0, 100);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 3, 0, 101, 0, 0, 0);
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_int_eq(wc.status, UIW_WC_LOC_LEN_ERR);
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	ck_assert_uint_eq(ev.term_layer, 1); /* DDP untagged, message too long */
+	ck_assert_uint_eq(ev.term_etype, 2);
+	ck_assert_uint_eq(ev.term_ecode, 5);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* uiw_reject() then uiw_destroy_id() at once: the Reject still arrives. */
+START_TEST(test_api_reject_destroy)
+{
+	static const char why[] = "go away";
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_int_eq(uiw_reject(ev.id, NULL, 3), -EINVAL);
+	ck_assert_int_eq(uiw_accept(ev.id, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(uiw_reject(ev.id, why, sizeof(why)), 0);
+	ck_assert_int_eq(uiw_destroy_id(ev.id), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_REJECTED, &ev);
+	ck_assert_uint_eq(ev.private_data_len, sizeof(why));
+	ck_assert_mem_eq(ev.private_data, why, sizeof(why));
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* Arguments checked before anything goes on the wire. */
+START_TEST(test_api_arg_checks)
+{
+	struct uiw_context_attr small = {.pd_max = 20};
+	struct ta_side a, b;
+	struct uiw_cm_id *id;
+	struct uiw_qp *qp;
+	struct uiw_qp_init_attr qa = {0};
+	uint8_t pd[16] = {0};
+	struct uiw_conn_param cp = {pd, 16, 0, 0};
+
+	side_open(&a, &small, 0);
+	side_open(&b, NULL, 0);
+	a.qp = side_qp(&a);
+	/* a QP with the CQ of another context */
+	qa.send_cq = b.cq;
+	qa.recv_cq = a.cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	ck_assert_int_eq(uiw_create_qp(a.pd, &qa, &qp), -EINVAL);
+	/* connect with a QP of another context; private data above pd_max */
+	ck_assert_int_eq(uiw_create_id(b.ctx, NULL, &id), 0);
+	ck_assert_int_eq(uiw_connect(id, "127.0.0.1", 9, a.qp, NULL), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_id(id), 0);
+	ck_assert_int_eq(uiw_create_id(a.ctx, NULL, &id), 0);
+	ck_assert_int_eq(uiw_connect(id, "127.0.0.1", 9, a.qp, &cp), -EMSGSIZE); /* 16 + 8 > 20 */
+	cp.private_data_len = 12;
+	cp.private_data = NULL;
+	ck_assert_int_eq(uiw_connect(id, "127.0.0.1", 9, a.qp, &cp), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_id(id), 0);
+	side_close(&b);
+	side_close(&a);
+}
+END_TEST
+
+/* A peer-to-peer initiator that never sends its RTR: the responder gives
+ * up after the handshake timeout with MPA's TERMINATE (2/0/7). */
+START_TEST(test_api_p2p_no_rtr)
+{
+	struct uiw_context_attr ra = {.handshake_timeout_ms = 300};
+	struct mpa_rr rr = {0};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct ta_side srv;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	uint8_t req[64], rep[64];
+	ssize_t n;
+	int fd;
+
+	side_open(&srv, &ra, 0);
+	srv.qp = side_qp(&srv);
+	sa.sin_port = htons(listen_on(&srv, "127.0.0.1", &lid));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	rr.rev = 2;
+	rr.enhanced = 1;
+	rr.p2p = 1;
+	rr.rtr = MPA_RTR_WRITE;
+	rr.ird = rr.ord = 1;
+	n = mpa_rr_build(req, sizeof(req), &rr);
+	ck_assert_int_gt(n, 0);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(write(fd, req, (size_t)n), n);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_int_gt(read(fd, rep, sizeof(rep)), 0); /* the Reply; then silence */
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	ck_assert_uint_eq(ev.term_layer, 2);
+	ck_assert_uint_eq(ev.term_etype, 0);
+	ck_assert_uint_eq(ev.term_ecode, 7);
+	close(fd);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&srv);
+}
+END_TEST
+
 START_TEST(test_api_bad_attrs)
 {
 	struct uiw_context_attr a = {.p2p = 1, .mpa_rev = 1};
@@ -608,6 +782,11 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_srq);
 	tcase_add_test(tc, test_api_modify_qp);
 	tcase_add_test(tc, test_api_first_fpdu_delay);
+	tcase_add_test(tc, test_api_disconnect_term);
+	tcase_add_test(tc, test_api_recv_too_short);
+	tcase_add_test(tc, test_api_reject_destroy);
+	tcase_add_test(tc, test_api_arg_checks);
+	tcase_add_test(tc, test_api_p2p_no_rtr);
 	suite_add_tcase(s, tc);
 	return s;
 }

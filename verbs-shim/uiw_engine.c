@@ -88,6 +88,10 @@ static void id_event(struct uiw_cm_id *id, enum uiw_cm_event_type type, int stat
 	ev.private_data_len = (uint16_t)pd_len;
 	ev.responder_resources = id->peer_ird;
 	ev.initiator_depth = id->peer_ord;
+	ev.term_flags = id->term_flags;
+	ev.term_layer = id->term[0];
+	ev.term_etype = id->term[1];
+	ev.term_ecode = id->term[2];
 	engine_ev_push(id->ctx, &ev);
 }
 
@@ -441,8 +445,9 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			return 0;
 	}
 
-	/* handshake deadline */
-	if (id->mpa_inited && (id->state == UIW_ID_MPA || id->state == UIW_ID_REQ)) {
+	/* handshake deadlines (Request, Reply, and a p2p responder's RTR) */
+	if (id->mpa_inited &&
+	    (id->state == UIW_ID_MPA || id->state == UIW_ID_REQ || id->state == UIW_ID_UP)) {
 		uint64_t t = mpa_conn_next_timeout(&id->mpa);
 
 		if (t <= now) {
@@ -485,6 +490,22 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		} else if (n == 0 && id->close_after_tx) {
 			shutdown(id->fd, SHUT_WR);
 			id->tx_shut = 1;
+			/* wait for the peer's FIN, but not forever: after a
+			 * TERMINATE UIW_LINGER_ERR_NS, after a graceful close
+			 * UIW_LINGER_NS */
+			id->linger_until = now + (qp && qp->state == RDMAP_QPS_ERROR &&
+								 (qp->term_sent || qp->term_received)
+							 ? UIW_LINGER_ERR_NS
+							 : UIW_LINGER_NS);
+		}
+	}
+	if (id->linger_until && !id->rx_done) {
+		if (now >= id->linger_until) {
+			shutdown(id->fd, SHUT_RD); /* the read in flight ends with 0 */
+			id->rx_discard = 1;
+			id->linger_until = 0;
+		} else if (id->linger_until < *deadline) {
+			*deadline = id->linger_until;
 		}
 	}
 
@@ -541,8 +562,21 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		if (qp)
 			rdmap_qp_conn_failed(qp, -ENOTCONN); /* flush whatever is left */
 		if (id->established && !id->destroying) {
+			struct uiw_qp *uq = id->qp;
+
 			id->established = 0;
-			id_event(id, UIW_CM_EVENT_DISCONNECTED, 0, NULL, 0);
+			if (uq && (uq->qp.term_received || uq->qp.term_sent)) {
+				const struct rdmap_term *t =
+					uq->qp.term_received ? &uq->qp.peer_term : &uq->qp.term;
+
+				id->term_flags = uq->qp.term_received ? UIW_CM_TERM_RECEIVED
+								      : UIW_CM_TERM_SENT;
+				id->term[0] = t->layer;
+				id->term[1] = t->etype;
+				id->term[2] = t->ecode;
+			}
+			id_event(id, UIW_CM_EVENT_DISCONNECTED,
+				 id->term_flags ? -ECONNABORTED : 0, NULL, 0);
 		}
 		pthread_cond_broadcast(&ctx->cond);
 		if (!id->user_owned)
@@ -788,9 +822,16 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	struct uiw_ev_node **pe;
 	struct uiw_cm_id **pp;
 
+	struct timespec dl;
+	int graceful;
+
 	pthread_mutex_lock(&ctx->lock);
 	id->destroying = 1;
-	if (id->fd >= 0) {
+	/* a Reject still being sent goes out first (bounded: 2 s) */
+	graceful = id->state == UIW_ID_CLOSING && id->close_after_tx && !id->tx_shut && !id->qp;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	if (id->fd >= 0 && !graceful) {
 		if (id->state == UIW_ID_LISTEN) {
 			shutdown(id->fd, SHUT_RDWR);
 			if (id->misc_busy)
@@ -799,11 +840,24 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 			id_abort(id);
 		}
 	}
+	if (id->state == UIW_ID_LISTEN) {
+		/* handshakes it accepted that the application never saw end too */
+		for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+			if (c->listener == id && !c->user_owned && c->fd >= 0)
+				id_abort(c);
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	engine_wake(ctx);
 	pthread_mutex_lock(&ctx->lock);
-	while (id->fd >= 0)
-		engine_wait(ctx, NULL);
+	while (id->fd >= 0) {
+		if (engine_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
+			graceful = 0;
+			id_abort(id);
+			pthread_mutex_unlock(&ctx->lock);
+			engine_wake(ctx);
+			pthread_mutex_lock(&ctx->lock);
+		}
+	}
 	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
 		if (*pp == id) {
 			*pp = id->next;
@@ -961,7 +1015,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	socklen_t salen;
 	int fd, ret;
 
-	if (!host || !qp)
+	if (!host || !qp || qp->ctx != ctx)
 		return -EINVAL;
 	ret = resolve_addr(host, port, 0, &sa, &salen);
 	if (ret)
@@ -970,6 +1024,15 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		return -EMSGSIZE;
 	if (param && param->private_data_len && !param->private_data)
 		return -EINVAL;
+	if (param) {
+		/* the context's cap on PD_Length, less RFC 6581's IRD/ORD words */
+		unsigned cap = ctx->attr.pd_max ? ctx->attr.pd_max : MPA_PD_MAX;
+
+		if (ctx->attr.mpa_rev != 1)
+			cap = cap > 8 ? cap - 8 : 0;
+		if (param->private_data_len > cap)
+			return -EMSGSIZE;
+	}
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -1011,12 +1074,15 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 
 	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
 		return -EMSGSIZE;
+	if (param && param->private_data_len && !param->private_data)
+		return -EINVAL;
 	if (param) {
 		pd = param->private_data;
 		pd_len = param->private_data_len;
 	}
 	pthread_mutex_lock(&ctx->lock);
-	if (id->state != UIW_ID_REQ || !qp || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+	if (id->state != UIW_ID_REQ || !qp || qp->ctx != ctx || qp->id ||
+	    qp->qp.state != RDMAP_QPS_IDLE) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -1029,6 +1095,9 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 	ret = mpa_conn_accept(&id->mpa, pd, pd_len, ird, ord, engine_now_ns());
 	if (ret)
 		goto out_unlock;
+	/* the QP serves what was announced (RFC 6581 §9.1) */
+	qp->qp.cfg.ird = ird;
+	qp->qp.cfg.ord = ord;
 	id->qp = qp;
 	qp->id = id;
 	ret = rdmap_qp_bind(&qp->qp, &id->mpa);
@@ -1056,6 +1125,8 @@ int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len)
 
 	if (len > UIW_PRIVATE_DATA_MAX)
 		return -EMSGSIZE;
+	if (len && !pd)
+		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (id->state != UIW_ID_REQ) {
 		ret = -EINVAL;

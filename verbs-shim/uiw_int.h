@@ -88,6 +88,7 @@ struct uiw_srq {
 struct uiw_qp {
 	struct uiw_context *ctx;
 	struct uiw_srq *srq;
+	unsigned max_send_sge, max_recv_sge; /* enforced per WR */
 	struct uiw_pd *pd;
 	struct uiw_cq *send_cq, *recv_cq;
 	struct rdmap_qp qp;
@@ -105,6 +106,9 @@ enum uiw_id_state {
 	UIW_ID_DEAD	       /* socket closed */
 };
 
+/* After our FIN, how long we wait for the peer's before closing anyway. */
+#define UIW_LINGER_ERR_NS 2000000000ull /* after a TERMINATE */
+#define UIW_LINGER_NS	  10000000000ull /* after a graceful close or reject */
 #define UIW_RX_IOV 32
 /* Small FPDUs (a peer sizing them to a 1500-octet path) would cost one read
  * each: when the octets still due for the current FPDU are fewer than
@@ -134,6 +138,8 @@ struct uiw_cm_id {
 	struct uiw_qp *qp;
 	int established; /* ESTABLISHED was reported: DISCONNECTED follows */
 	int reported;	 /* a terminal event (REJECTED, errors) was reported */
+	uint8_t term_flags; /* UIW_CM_TERM_*: DISCONNECTED came with a TERMINATE */
+	uint8_t term[3];
 
 	struct uiw_op op_rx, op_tx, op_misc;
 	int rx_busy, tx_busy, misc_busy;
@@ -142,6 +148,7 @@ struct uiw_cm_id {
 	int tx_shut;	/* SHUT_WR done (or the send side failed) */
 	int close_after_tx;
 	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
+	uint64_t linger_until;	/* after SHUT_WR: stop waiting for the peer's FIN */
 	struct iovec rx_iov[UIW_RX_IOV];
 	struct iovec tx_iov[UIW_TX_IOV];
 	struct msghdr tx_msg;

@@ -309,13 +309,16 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 			struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
 			int fl = fcntl(channel->fd, F_GETFL);
 
-			/* drive the engine until the fd is readable (or would block) */
+			/* drive the engine until the fd is readable (non-blocking fd:
+			 * one turn, then -EAGAIN) */
 			while (poll(&pfd, 1, 0) == 0) {
-				if (fl >= 0 && (fl & O_NONBLOCK))
-					return -EAGAIN;
+				int nb = fl >= 0 && (fl & O_NONBLOCK);
+
 				pthread_mutex_lock(&ctx->lock);
-				engine_run(ctx, 1000000);
+				engine_run(ctx, nb ? 0 : 1000000);
 				pthread_mutex_unlock(&ctx->lock);
+				if (nb && poll(&pfd, 1, 0) == 0)
+					return -EAGAIN;
 			}
 		}
 		if (read(channel->fd, &v, sizeof(v)) < 0)
@@ -361,8 +364,9 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 	pthread_mutex_lock(&cq->ctx->lock);
 	if (cq->ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(cq->ctx, 0);
-	if (cq->overflow == 1) {
-		__atomic_store_n(&cq->overflow, 2, __ATOMIC_RELAXED);
+	if (cq->overflow) {
+		/* once per overflow: completions were lost since the last poll */
+		__atomic_store_n(&cq->overflow, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&cq->ctx->lock);
 		return -EOVERFLOW;
 	}
@@ -443,6 +447,8 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 		return -EINVAL;
 	if (attr->srq && attr->srq->pd != pd)
 		return -EINVAL;
+	if (attr->send_cq->ctx != ctx || attr->recv_cq->ctx != ctx)
+		return -EINVAL;
 	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
 		return -EINVAL;
 	if (attr->ird > MPA_V2_IRD_ORD_MASK || attr->ord > MPA_V2_IRD_ORD_MASK)
@@ -457,6 +463,8 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	cfg.ord = attr->ord ? attr->ord : 16;
 	qp->ctx = ctx;
 	qp->pd = pd;
+	qp->max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	qp->max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
 	pthread_mutex_lock(&ctx->lock);
@@ -564,7 +572,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
-		ret = conv_send(&w, wr);
+		ret = wr->num_sge > (int)qp->max_send_sge ? -EINVAL : conv_send(&w, wr);
 		if (!ret)
 			ret = rdmap_post_send(&qp->qp, &w);
 		if (ret)
@@ -612,8 +620,8 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->qp_state = map[qp->qp.state];
 	attr->cap.max_send_wr = qp->qp.cfg.max_send_wr;
 	attr->cap.max_recv_wr = qp->srq ? 0 : qp->qp.cfg.max_recv_wr;
-	attr->cap.max_send_sge = UIW_MAX_SGE;
-	attr->cap.max_recv_sge = UIW_MAX_SGE;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_sge = qp->srq ? qp->srq->max_sge : qp->max_recv_sge;
 	attr->cap.max_inline_data = qp->qp.cfg.max_inline;
 	attr->ird = qp->qp.cfg.ird;
 	attr->ord = qp->qp.cfg.ord;
@@ -635,7 +643,7 @@ int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, stru
 		return -ENOMEM;
 	srq->ctx = ctx;
 	srq->pd = pd;
-	srq->max_sge = attr->max_sge;
+	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
 	pthread_mutex_lock(&ctx->lock);
 	ret = rdmap_srq_init(&srq->srq, attr->max_wr, &ctx->mem, &pd->pd);
 	if (!ret) {
@@ -679,7 +687,8 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 		memset(&w, 0, sizeof(w));
 		w.wr_id = wr->wr_id;
 		w.num_sge = wr->num_sge;
-		ret = conv_sge(w.sge, wr->sg_list, wr->num_sge);
+		ret = wr->num_sge > (int)srq->max_sge ? -EINVAL
+						      : conv_sge(w.sge, wr->sg_list, wr->num_sge);
 		if (!ret)
 			ret = rdmap_srq_post(&srq->srq, &w);
 		if (ret)
@@ -704,7 +713,9 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 		memset(&w, 0, sizeof(w));
 		w.wr_id = wr->wr_id;
 		w.num_sge = wr->num_sge;
-		ret = conv_sge(w.sge, wr->sg_list, wr->num_sge);
+		ret = wr->num_sge > (int)qp->max_recv_sge
+			      ? -EINVAL
+			      : conv_sge(w.sge, wr->sg_list, wr->num_sge);
 		if (!ret)
 			ret = rdmap_post_recv(&qp->qp, &w);
 		if (ret)

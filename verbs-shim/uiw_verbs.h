@@ -80,7 +80,8 @@ enum uiw_crc_policy {
  *               the TCP MSS, one FPDU per segment
  * @pd_max:      largest MPA private data (PD_Length) sent or accepted,
  *               0..512; 0: 512 (Linux siw accepts at most 256)
- * @handshake_timeout_ms: wait for the MPA Request or Reply; 0: 10000
+ * @handshake_timeout_ms: wait for the MPA Request or Reply, and a p2p
+ *               responder's wait for the RTR; 0: 10000
  * @p2p:         RFC 6581 peer-to-peer mode (MPA revision 2 only): an
  *               initiator asks for it and sends the RTR; a responder
  *               accepts it when asked (it always does)
@@ -115,7 +116,9 @@ struct uiw_context_attr {
  * uiw_open_context() - create a context (STag table, io_uring, progress
  * thread).  @attr may be NULL for defaults.
  * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
- * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512),
+ * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512, p2p
+ * with mpa_rev 1, unknown rtr bits, max_mr of 2^24 or more), -EIO (no
+ * randomness for the STag table from OpenSSL),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().
  */
@@ -123,7 +126,8 @@ int uiw_open_context(struct uiw_context **ctx, const struct uiw_context_attr *at
 
 /**
  * uiw_close_context() - stop the progress thread and free @ctx.  Returns 0,
- * or -EBUSY while PDs, CQs, QPs or CM ids still exist (nothing is freed).
+ * or -EBUSY while PDs, CQs, QPs, SRQs, completion channels or CM ids still
+ * exist (nothing is freed).
  */
 int uiw_close_context(struct uiw_context *ctx);
 
@@ -132,7 +136,7 @@ int uiw_close_context(struct uiw_context *ctx);
 /** uiw_alloc_pd() - a protection domain.  Returns 0, -ENOMEM. */
 int uiw_alloc_pd(struct uiw_context *ctx, struct uiw_pd **pd);
 
-/** uiw_dealloc_pd() - free @pd.  Returns 0, -EBUSY while MRs or QPs use it. */
+/** uiw_dealloc_pd() - free @pd.  Returns 0, -EBUSY while MRs, QPs or SRQs use it. */
 int uiw_dealloc_pd(struct uiw_pd *pd);
 
 /* Access flags, values as enum ibv_access_flags. */
@@ -155,8 +159,8 @@ struct uiw_mr {
  * uiw_reg_mr() - register [@addr, @addr + @length) with @access (UIW_ACCESS_*).
  * Tagged offsets are virtual addresses, as with siw: a peer Writes to
  * remote_addr = (uintptr_t)addr + offset.  Returns 0 with *@mr set,
- * -EINVAL (unknown access bits, NULL address with length > 0, wrapping
- * range), -ENOSPC (STag table full), -ENOMEM.
+ * -EINVAL (unknown access bits, NULL @addr, REMOTE_WRITE without
+ * LOCAL_WRITE, a range that wraps), -ENOSPC (STag table full), -ENOMEM.
  */
 int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **mr);
 
@@ -241,7 +245,7 @@ int uiw_create_cq(struct uiw_context *ctx, int cqe, void *cq_context,
 		  struct uiw_comp_channel *channel, struct uiw_cq **cq);
 
 /**
- * uiw_destroy_cq() - free @cq.  Returns 0, -EBUSY while a QP or SRQ uses it
+ * uiw_destroy_cq() - free @cq.  Returns 0, -EBUSY while a QP uses it
  * or while events taken from its channel are not acknowledged.
  */
 int uiw_destroy_cq(struct uiw_cq *cq);
@@ -269,6 +273,8 @@ void uiw_ack_cq_events(struct uiw_cq *cq, unsigned int nevents);
 /**
  * uiw_poll_cq() - move up to @n completions into @wc.  Never blocks; in
  * polled mode it first runs the engine once (submit, reap, place).
+ * -EOVERFLOW is returned once per overflow (completions were lost since the
+ * previous poll); the next call returns what is queued.
  * Returns the number moved (0..@n), -EINVAL (@n < 0), or -EOVERFLOW once
  * completions were lost (reported once).
  */
@@ -281,9 +287,9 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
 struct uiw_qp_cap {
 	unsigned max_send_wr;
 	unsigned max_recv_wr;
-	unsigned max_send_sge; /* at most UIW_MAX_SGE */
-	unsigned max_recv_sge; /* at most UIW_MAX_SGE */
-	unsigned max_inline_data;
+	unsigned max_send_sge; /* SGEs per send WR, at most UIW_MAX_SGE; 0: 1 */
+	unsigned max_recv_sge; /* SGEs per receive WR, at most UIW_MAX_SGE; 0: 1 */
+	unsigned max_inline_data; /* at most 65536 */
 };
 
 struct uiw_srq;
@@ -300,8 +306,9 @@ struct uiw_qp_init_attr {
 /**
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
  * connection by uiw_connect() or uiw_accept(); receives may be posted
- * before.  Returns 0, -EINVAL (no CQ, zero queue size, SGEs above
- * UIW_MAX_SGE, IRD/ORD above 16383, SRQ of another PD), -ENOMEM.
+ * before.  Returns 0, -EINVAL (no CQ, a CQ of another context, zero queue
+ * size, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383,
+ * SRQ of another PD), -ENOMEM.
  */
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
 
@@ -387,14 +394,19 @@ struct uiw_recv_wr {
 /**
  * uiw_post_send() - queue the chain @wr on @qp's send queue.  On failure
  * *@bad_wr (if non-NULL) is the first WR not queued.  Returns 0, -EINVAL
- * (bad opcode, SGE count, Read with more than one SGE, inline too long),
+ * (bad opcode or send_flags, num_sge above the QP's max_send_sge, NULL
+ * sg_list, Read with more than one SGE, local invalidate with SGEs, Read
+ * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long),
  * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
  * -EPIPE (the QP is closing).  On a QP in error WRs are accepted and
- * complete with UIW_WC_WR_FLUSH_ERR.
+ * complete with UIW_WC_WR_FLUSH_ERR.  As on every iWARP RNIC, a Send or
+ * Write completes when handed to TCP, not when the peer has it.
  */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr);
 
-/** uiw_post_recv() - as uiw_post_send() for the receive queue. */
+/** uiw_post_recv() - as uiw_post_send() for the receive queue: 0, -EINVAL
+ * (num_sge above max_recv_sge, the QP takes receives from an SRQ), -ENOMEM
+ * (queue full), -EPERM (lkey); a QP in error flushes it at once. */
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
 
 /* ---- shared receive queues -------------------------------------------- */
@@ -446,7 +458,9 @@ enum uiw_cm_event_type {
  * uiw_accept() or uiw_reject(), and free it with uiw_destroy_id().  A
  * CONNECT_REQUEST whose TCP connection dies before the answer makes
  * uiw_accept() fail with -EINVAL.  DISCONNECTED follows ESTABLISHED once the
- * connection's socket is closed (graceful close, peer close, TERMINATE).
+ * connection's socket is closed (graceful close, peer close, TERMINATE):
+ * status 0, or -ECONNABORTED with the term_* fields when a TERMINATE was
+ * sent or received.
  */
 struct uiw_cm_event {
 	enum uiw_cm_event_type event;
@@ -457,7 +471,14 @@ struct uiw_cm_event {
 	uint16_t private_data_len;
 	uint16_t responder_resources; /* peer's IRD (MPA revision 2), else 0 */
 	uint16_t initiator_depth;     /* peer's ORD */
+	/* DISCONNECTED after a TERMINATE (status -ECONNABORTED): who sent it
+	 * and its RFC 5040 §4.8 layer, type and code */
+	uint8_t term_flags; /* UIW_CM_TERM_SENT or UIW_CM_TERM_RECEIVED, or 0 */
+	uint8_t term_layer, term_etype, term_ecode;
 };
+
+#define UIW_CM_TERM_SENT     1 /* we sent the TERMINATE (the peer broke a rule) */
+#define UIW_CM_TERM_RECEIVED 2 /* the peer sent it */
 
 /** uiw_create_id() - a CM id in @ctx (@context is returned in events).  Returns 0, -ENOMEM. */
 int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **id);
@@ -467,8 +488,10 @@ void *uiw_id_context(struct uiw_cm_id *id);
 
 /**
  * uiw_destroy_id() - close the connection (abortively if still live) and
- * free @id.  A QP attached to it goes to error (its WRs are flushed) and may
- * then be destroyed.  Returns 0.
+ * free @id.  A QP attached to a connection goes to error (its WRs are
+ * flushed) and may then be destroyed; a QP whose connection never came up
+ * stays usable.  Destroying a listener also ends the handshakes it accepted
+ * that were not yet reported.  Returns 0.
  */
 int uiw_destroy_id(struct uiw_cm_id *id);
 
@@ -482,7 +505,8 @@ int uiw_destroy_id(struct uiw_cm_id *id);
  */
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog);
 
-/** uiw_get_port() - the local port of @id, host order; 0 if not bound. */
+/** uiw_get_port() - the port a listening @id is bound to, host order; 0 for
+ * any other id. */
 uint16_t uiw_get_port(struct uiw_cm_id *id);
 
 /**
@@ -492,8 +516,12 @@ uint16_t uiw_get_port(struct uiw_cm_id *id);
  * 0 when started; the outcome arrives as ESTABLISHED, REJECTED (status
  * -ECONNREFUSED, with the reply's private data), UNREACHABLE (TCP failed: status -ECONNREFUSED,
  * -ETIMEDOUT, ...) or CONNECT_ERROR (MPA failed: status -EPROTO,
- * -ETIMEDOUT).  Returns -EINVAL (id in use, QP already attached),
- * -EHOSTUNREACH (name not resolved), -EMSGSIZE (private data too long), -ENOMEM, or the -errno of
+ * -ETIMEDOUT, or -ECONNRESET/-EPIPE/-ECONNABORTED when the connection
+ * broke during the handshake).  Returns -EINVAL (NULL host or QP, id in
+ * use, QP already attached or of another context),
+ * -EHOSTUNREACH (name not resolved), -EMSGSIZE (private data above
+ * UIW_PRIVATE_DATA_MAX or the context's pd_max less 8 octets of IRD/ORD),
+ * -ENOMEM, or the -errno of
  * socket().
  */
 int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
@@ -502,15 +530,18 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 /**
  * uiw_accept() - accept the CONNECT_REQUEST of @id, attaching @qp, with
  * @param's private data.  ESTABLISHED follows on @id.  Returns 0, -EINVAL
- * (no request pending, QP attached elsewhere), -EMSGSIZE, -ENOMEM, or
- * -ECONNABORTED when MPA failed on entering full operation.
+ * (no request pending, QP attached elsewhere or of another context, NULL
+ * private data with a length), -EMSGSIZE, -ENOMEM, or -ECONNABORTED when
+ * the RFC 6581 IRD/ORD check failed on entering full operation (a
+ * TERMINATE is sent and the connection closes).
  */
 int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_param *param);
 
 /**
  * uiw_reject() - refuse the CONNECT_REQUEST of @id with an MPA Reject
  * carrying @len octets at @pd; the TCP connection is closed once it is sent.
- * Returns 0, -EINVAL (no request pending), -EMSGSIZE.
+ * uiw_destroy_id() right after waits (up to 2 s) for the Reject to leave.
+ * Returns 0, -EINVAL (no request pending, NULL @pd with a length), -EMSGSIZE.
  */
 int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len);
 
@@ -518,7 +549,8 @@ int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len);
  * uiw_disconnect() - graceful close (RFC 5040 §6.2): no new work, what is
  * queued is sent, then TCP is closed.  Both sides then get DISCONNECTED and
  * their QPs go to error, flushing outstanding WRs (UIW_WC_WR_FLUSH_ERR).
- * Returns 0, -EINVAL (not connected).
+ * A peer that never closes its side is cut off after 10 s (2 s after a
+ * TERMINATE).  Returns 0, -EINVAL (not connected).
  */
 int uiw_disconnect(struct uiw_cm_id *id);
 
