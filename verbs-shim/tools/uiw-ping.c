@@ -43,27 +43,30 @@
 #define PROG "uiw-ping"
 
 /* rping's numbers */
-#define PING_PORT	 7174
-#define PING_SIZE	 64
+#define PING_PORT 7174
+#define PING_SIZE 64
 /*
  * rping's minimum is sizeof(stringify(INT_MAX)) + sizeof("rdma-ping-%d: ");
  * rping.c does not include <limits.h>, so INT_MAX stringifies as the word
  * "INT_MAX" (8 octets with its NUL) and the minimum is 8 + 15 = 23.  That is
  * also exactly "rdma-ping-2147483647: " plus its NUL.
  */
-#define PING_SIZE_MIN	 23
-#define PING_SIZE_MAX	 65535 /* rping: RPING_BUFSIZE - 1 */
-#define PING_SINK_MAX	 65536 /* what this server Reads at most (RPING_BUFSIZE) */
-#define PING_MSG_LEN	 16    /* struct rping_rdma_info: be64 buf, be32 rkey, be32 size */
-#define PING_SQ_DEPTH	 16
-#define PING_RQ_DEPTH	 2
-#define PING_CQ_DEPTH	 (2 * PING_SQ_DEPTH)
-#define PING_IRD_ORD	 1 /* rping's responder_resources and initiator_depth */
-#define PING_BACKLOG	 8
-#define PING_TIMEOUT_S	 10
-#define PING_CLOSE_MS	 5000 /* wait for DISCONNECTED after our own disconnect */
-#define EXIT_FAIL	 1
-#define EXIT_USAGE	 EINVAL /* rping returns EINVAL for a bad command line */
+#define PING_SIZE_MIN  23
+#define PING_SIZE_MAX  65535 /* rping: RPING_BUFSIZE - 1 */
+#define PING_SINK_MAX  65536 /* what this server Reads at most (RPING_BUFSIZE) */
+#define PING_MSG_LEN   16    /* struct rping_rdma_info: be64 buf, be32 rkey, be32 size */
+#define PING_SQ_DEPTH  16
+#define PING_RQ_DEPTH  2
+#define PING_CQ_DEPTH  (2 * PING_SQ_DEPTH)
+#define PING_IRD_ORD   1 /* rping's responder_resources and initiator_depth */
+#define PING_BACKLOG   8
+#define PING_TIMEOUT_S 10
+#define PING_CLOSE_MS  5000 /* wait for DISCONNECTED after our own disconnect */
+/* as initiator, hold the first FPDU after the MPA Reply: Linux siw drops one
+ * that arrives before its QP owns the socket (uiw_verbs.h) */
+#define PING_FPDU_DELAY_MS 50
+#define EXIT_FAIL	   1
+#define EXIT_USAGE	   EINVAL /* rping returns EINVAL for a bad command line */
 
 /* ---- options --------------------------------------------------------- */
 
@@ -170,12 +173,14 @@ static void usage(FILE *f)
 		"  --crc=on|off   ask for MPA CRCs (default on; used if either side asks)\n"
 		"  --markers      require MPA markers from the peer (Linux siw refuses them)\n"
 		"  --p2p          RFC 6581 peer-to-peer mode (client: ask for it, send the RTR)\n"
+		"  --first-fpdu-delay=MS  client: hold the first FPDU this long after the MPA\n"
+		"                 Reply (default %d; Linux siw drops an FPDU that comes too soon)\n"
 		"\n"
-		"Not supported: -I (client source address), -t (rping ignores it too).\n"
+		"Not supported: -I (client source address), -t (rping refuses it too).\n"
 		"Exit status: 0 success, 1 failure, %d (EINVAL, as rping) bad command line;\n"
 		"killed by SIGINT/SIGTERM/SIGHUP: that signal, after a clean teardown.\n",
 		PING_SIZE_MIN, PING_SIZE_MAX, PING_SIZE, PING_SINK_MAX, PING_TIMEOUT_S,
-		EXIT_USAGE);
+		PING_FPDU_DELAY_MS, EXIT_USAGE);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -205,7 +210,7 @@ static int parse_num(const char *s, long min, long max, long *out)
 	return 0;
 }
 
-enum { OPT_TIMEOUT = 256, OPT_MPA_REV, OPT_CRC, OPT_MARKERS, OPT_P2P };
+enum { OPT_TIMEOUT = 256, OPT_MPA_REV, OPT_CRC, OPT_MARKERS, OPT_P2P, OPT_FPDU_DELAY };
 
 static int parse_opts(int argc, char **argv, struct ping_opts *o)
 {
@@ -216,6 +221,7 @@ static int parse_opts(int argc, char **argv, struct ping_opts *o)
 		{"crc", required_argument, NULL, OPT_CRC},
 		{"markers", no_argument, NULL, OPT_MARKERS},
 		{"p2p", no_argument, NULL, OPT_P2P},
+		{"first-fpdu-delay", required_argument, NULL, OPT_FPDU_DELAY},
 		{NULL, 0, NULL, 0},
 	};
 	long v;
@@ -226,13 +232,15 @@ static int parse_opts(int argc, char **argv, struct ping_opts *o)
 	o->port = PING_PORT;
 	o->size = PING_SIZE;
 	o->timeout_s = PING_TIMEOUT_S;
+	o->attr.first_fpdu_delay_ms = PING_FPDU_DELAY_MS;
 	opterr = 0;
 	while ((op = getopt_long(argc, argv, ":a:I:Pp:C:S:t:scvVdqh", lopts, NULL)) != -1) {
 		switch (op) {
 		case 's':
 		case 'c':
 			if (o->role != -1 && o->role != (op == 's'))
-				return bad_usage("give either -s (server) or -c (client), not both");
+				return bad_usage(
+					"give either -s (server) or -c (client), not both");
 			o->role = op == 's';
 			break;
 		case 'a':
@@ -303,6 +311,12 @@ static int parse_opts(int argc, char **argv, struct ping_opts *o)
 			break;
 		case OPT_P2P:
 			o->attr.p2p = 1;
+			break;
+		case OPT_FPDU_DELAY:
+			if (parse_num(optarg, 0, 10000, &v))
+				return bad_usage("invalid --first-fpdu-delay '%s' (0 to 10000 ms)",
+						 optarg);
+			o->attr.first_fpdu_delay_ms = (unsigned)v;
 			break;
 		case ':':
 			if (optopt)
@@ -388,10 +402,10 @@ static void ping_pattern(char *buf, size_t len, long n)
 /* ---- connections ------------------------------------------------------- */
 
 enum conn_state {
-	CS_CONNECTING,	/* client: connect issued, waiting for ESTABLISHED */
-	CS_ACCEPTING,	/* server: accept issued, waiting for ESTABLISHED */
-	CS_CLI_WAIT_GO1, /* client: start buffer advertised, waiting for go-ahead */
-	CS_CLI_WAIT_GO2, /* client: sink advertised, waiting for go-ahead */
+	CS_CONNECTING,	   /* client: connect issued, waiting for ESTABLISHED */
+	CS_ACCEPTING,	   /* server: accept issued, waiting for ESTABLISHED */
+	CS_CLI_WAIT_GO1,   /* client: start buffer advertised, waiting for go-ahead */
+	CS_CLI_WAIT_GO2,   /* client: sink advertised, waiting for go-ahead */
 	CS_SRV_WAIT_START, /* server: waiting for the start buffer's advertisement */
 	CS_SRV_READING,	   /* server: RDMA Read posted */
 	CS_SRV_WAIT_SINK,  /* server: go-ahead sent, waiting for the sink */
@@ -447,7 +461,7 @@ struct conn {
 	char *expect; /* server -V: the pattern expected */
 
 	unsigned sends_inflight;
-	bool got_msg; /* client: a go-ahead arrived, not yet acted on */
+	bool got_msg;	       /* client: a go-ahead arrived, not yet acted on */
 	struct ping_info peer; /* server: the last advertisement */
 	uint32_t read_len;
 	long ping; /* pings finished on this connection */
@@ -653,8 +667,7 @@ static void client_start_ping(struct conn *c)
 	dbg("ping %ld: advertising start buffer addr %#" PRIx64 " rkey %#x len %zu", c->ping,
 	    (uint64_t)(uintptr_t)c->start_buf, c->start_mr->rkey, c->rdma_len);
 	conn_set_state(c, CS_CLI_WAIT_GO1);
-	r = post_send(c, WR_SEND_ADV, UIW_WR_SEND, c->msg.adv, PING_MSG_LEN, c->msg_mr->lkey, 0,
-		      0);
+	r = post_send(c, WR_SEND_ADV, UIW_WR_SEND, c->msg.adv, PING_MSG_LEN, c->msg_mr->lkey, 0, 0);
 	if (r)
 		conn_fail(c, "posting a Send failed: %d", r);
 }
@@ -722,7 +735,8 @@ static void server_got_msg(struct conn *c)
 	    c->peer.addr, c->peer.size);
 	if (c->state == CS_SRV_WAIT_START) {
 		if (c->peer.size > PING_SINK_MAX) {
-			conn_fail(c, "the client advertised %u octets; this server reads at most %d",
+			conn_fail(c,
+				  "the client advertised %u octets; this server reads at most %d",
 				  c->peer.size, PING_SINK_MAX);
 			return;
 		}
@@ -740,8 +754,7 @@ static void server_got_msg(struct conn *c)
 
 	if (len > c->peer.size)
 		len = c->peer.size;
-	dbg("rdma write from lkey %#x laddr %p len %u", c->rdma_mr->lkey, (void *)c->rdma_buf,
-	    len);
+	dbg("rdma write from lkey %#x laddr %p len %u", c->rdma_mr->lkey, (void *)c->rdma_buf, len);
 	conn_set_state(c, CS_SRV_WRITING);
 	r = post_send(c, WR_WRITE, UIW_WR_RDMA_WRITE, c->rdma_buf, len, c->rdma_mr->lkey,
 		      c->peer.addr, c->peer.rkey);
@@ -886,8 +899,9 @@ static void handle_wc(struct conn *c, const struct uiw_wc *wc)
 			   (c->state == CS_SRV_WAIT_START || c->state == CS_SRV_WAIT_SINK)) {
 			server_got_msg(c);
 		} else if (c->state != CS_CLOSING) {
-			conn_fail(c, "protocol error: the %s sent a message out of turn "
-				     "(while waiting for %s)",
+			conn_fail(c,
+				  "protocol error: the %s sent a message out of turn "
+				  "(while waiting for %s)",
 				  c->client ? "server" : "client", state_what[c->state]);
 		}
 		break;
@@ -909,8 +923,7 @@ static void conn_poll(struct conn *c)
 	struct uiw_wc wc[8];
 	int n;
 
-	while (c->state != CS_DEAD && c->state != CS_DONE &&
-	       (n = uiw_poll_cq(c->cq, 8, wc)) != 0) {
+	while (c->state != CS_DEAD && c->state != CS_DONE && (n = uiw_poll_cq(c->cq, 8, wc)) != 0) {
 		if (n < 0) {
 			conn_fail(c, "uiw_poll_cq: %d (completions lost)", n);
 			return;
@@ -1030,13 +1043,22 @@ static void handle_cm_event(struct ping_app *app, const struct uiw_cm_event *ev)
 	case UIW_CM_EVENT_DISCONNECTED:
 		if (c->state == CS_CLOSING || c->state == CS_DONE) {
 			conn_set_state(c, CS_DONE);
-		} else if (!c->client && (c->state == CS_SRV_WAIT_START ||
-					  c->state == CS_ACCEPTING)) {
+		} else if (ev->term_flags) {
+			conn_fail(c,
+				  "connection %s during ping %ld: TERMINATE %s (layer %u, type %u, "
+				  "code %u)",
+				  c->client ? "to the server broken" : "broken", c->ping,
+				  ev->term_flags & UIW_CM_TERM_SENT ? "sent by us"
+								    : "received from the peer",
+				  ev->term_layer, ev->term_etype, ev->term_ecode);
+		} else if (!c->client &&
+			   (c->state == CS_SRV_WAIT_START || c->state == CS_ACCEPTING)) {
 			dbg("client %u disconnected after %ld pings", c->serial, c->ping);
 			conn_set_state(c, CS_DONE);
 		} else if (c->client) {
-			conn_fail(c, "connection to %s closed by the server during ping %ld "
-				     "(waiting for %s)",
+			conn_fail(c,
+				  "connection to %s closed by the server during ping %ld "
+				  "(waiting for %s)",
 				  app->peer, c->ping, state_what[c->state]);
 		} else {
 			conn_fail(c, "the client disconnected during ping %ld (waiting for %s)",
@@ -1064,8 +1086,9 @@ static void check_deadlines(struct ping_app *app)
 			conn_fail(c, "connect to %s: timed out after %ld s", app->peer,
 				  app->o->timeout_s);
 		} else {
-			conn_fail(c, "no progress for %ld s in ping %ld: the %s did not answer "
-				     "(waiting for %s)",
+			conn_fail(c,
+				  "no progress for %ld s in ping %ld: the %s did not answer "
+				  "(waiting for %s)",
 				  app->o->timeout_s, c->ping, c->client ? "server" : "client",
 				  state_what[c->state]);
 		}
