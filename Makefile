@@ -89,8 +89,8 @@ else
 Q :=
 endif
 
-.PHONY: all check demo bench fuzz fuzz-long deps format install clean help \
-        _build _check _demo _bench _fuzz _fuzz-long
+.PHONY: all check demo bench fuzz fuzz-long deps format install clean help conformance \
+        _build _check _demo _bench _fuzz _fuzz-long _conformance
 
 all: deps
 	@$(MAKE) --no-print-directory _build
@@ -110,14 +110,24 @@ fuzz: deps
 fuzz-long: deps
 	@$(MAKE) --no-print-directory _fuzz FUZZ_TIME=$(FUZZ_LONG_TIME)
 
+# Interop with Linux siw in a qemu VM (tests/conformance/README.md); installs
+# and caches what it needs under build-vm/.
+conformance: deps
+	@$(MAKE) --no-print-directory _conformance
+
+_conformance: _build
+	$(Q)UIW_BIN=$(O)/bin UIW_TESTBIN=$(O)/tests sh tests/conformance/run.sh
+
 help:
 	@echo "uiwarp $(VERSION) make targets:"
-	@echo "  make demo        install what is missing, build, run the demo (MPA framing benchmark)"
+	@echo "  make demo        install what is missing, build, run uiw-perf on 127.0.0.1: Write/Read/Send"
+	@echo "                   bandwidth and latency beside raw TCP from the same run"
 	@echo "  make check       install, build, run the unit tests (Check framework)"
 	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
 	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy)"
 	@echo "  make fuzz        build the libFuzzer targets with clang and run each FUZZ_TIME s (default 20)"
 	@echo "  make fuzz-long   the same for FUZZ_LONG_TIME s each (default 3600)"
+	@echo "  make conformance interop cases against Linux siw in a qemu VM (builds and caches the VM)"
 	@echo "  make deps        install the Debian packages the build needs (root)"
 	@echo "  make format      clang-format the sources"
 	@echo "  make install     install libuiw, uiw_verbs.h and uiw.pc under PREFIX ($(PREFIX))"
@@ -203,8 +213,7 @@ _check: _build
 	done; exit $$fail
 
 _demo: _build
-	@echo "uiwarp demo: uiw-perf is not built yet (issue 4); running the MPA framing benchmark."
-	$(Q)$(O)/bench/uiw-bench-mpa_frame --quick
+	$(Q)UIW_BIN=$(O)/bin sh bench/demo.sh
 
 _bench: _build
 	$(Q)$(O)/bench/uiw-bench-crc32c
@@ -247,6 +256,7 @@ install: all
 
 clean:
 	rm -rf build build-san-* build-fuzz
+	@echo "(build-vm/, the cached siw VM, is kept: rm -rf build-vm to rebuild it)"
 
 .SECONDARY:
 

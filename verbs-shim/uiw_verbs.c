@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "uiw_int.h"
 
 int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *attr)
@@ -30,6 +31,9 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	    (a.p2p && a.mpa_rev == 1) || (a.rtr & ~(unsigned)MPA_RTR_ALL) ||
 	    (a.fpdu_max && (a.fpdu_max < MPA_MULPDU_MIN || a.fpdu_max > MPA_MULPDU_MAX)))
 		return -EINVAL;
+	/* CRC32C tables are built on first use (about 1 ms): here, not in
+	 * the first FPDU */
+	(void)mpa_crc32c_selected();
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;

@@ -1,0 +1,3231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uiw-perf - bandwidth and latency of uiwarp (RDMA Write, Read and Send over
+ * MPA/TCP), with a raw TCP baseline in the same tool, in the manner of
+ * perftest: the same program is the server (no address given) and the
+ * client, and prints perftest's result table.  docs/uiw-perf.md is the
+ * manual; `uiw-perf --help` the summary.
+ *
+ * Structure:
+ *  - options, settings exchange (CM private data for the verbs tests, a
+ *    fixed-size hello frame for the TCP tests) and output;
+ *  - the verbs runtime: one context, PD, CQ (and completion channel in
+ *    event mode) and one registered buffer per process, QPS connections;
+ *    control messages (FIN, FIN_ACK, CREDIT, ROUND, ROUND_ACK) are Sends
+ *    with the Solicited Event flag on the data QPs, data Sends never carry
+ *    it, so the receiver tells them apart by UIW_WC_SOLICITED;
+ *  - the TCP baseline: blocking (or busy-polled) sockets, TCP_NODELAY, one
+ *    send() call per message, 4 MiB recv() calls, a new set of connections
+ *    per message size (EOF ends a size).
+ *
+ * Single-threaded: in event mode the library's progress thread moves the
+ * data, in poll mode uiw_poll_cq() does.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uiw_verbs.h"
+
+#define PERF_PORT	 18515
+#define PERF_MAX_QPS	 64
+#define PERF_MAX_SIZE	 (1u << 30)
+#define PERF_ALL_MAX	 (1u << 23)  /* -a: 2 .. 8 MiB, as perftest */
+#define PERF_VERIFY_MEM	 (64u << 20) /* --verify: slot memory per side */
+#define PERF_CTRL_LEN	 192	     /* control message buffer */
+#define PERF_CTRL_RX	 32	     /* control receives per QP */
+#define PERF_CTRL_TX	 64	     /* control sends outstanding per QP */
+#define PERF_LAT_RX	 16	     /* receives per QP in send_lat */
+#define PERF_CHAIN_MAX	 1024
+#define PERF_TCP_FRAME	 256	    /* TCP hello / reply / result frames */
+#define PERF_TCP_RXBUF	 (4u << 20) /* recv() size of the TCP receiver */
+#define PERF_SETUP_MS	 10000	    /* bound on setup and teardown waits */
+#define PERF_MB		 1048576.0  /* MB/sec as perftest: 2^20 bytes */
+#define PERF_PD_MAGIC	 "UIWPERF\001"
+#define PERF_CTRL_MAGIC	 0x55504331u /* "UPC1" */
+#define PERF_FRAME_MAGIC 0x55505446u /* "UPTF" */
+
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_ERR = 1,	 /* setup, connection, settings mismatch, library error */
+	EXIT_USAGE = 2,	 /* bad command line */
+	EXIT_VERIFY = 3, /* --verify found a payload mismatch */
+};
+
+/* ---- tests ------------------------------------------------------------- */
+
+enum test_id {
+	T_WRITE_BW,
+	T_READ_BW,
+	T_SEND_BW,
+	T_WRITE_LAT,
+	T_READ_LAT,
+	T_SEND_LAT,
+	T_TCP_BW,
+	T_TCP_LAT,
+	T_COUNT
+};
+
+struct test_info {
+	const char *name;
+	const char *title;
+	int lat; /* latency (ping-pong) test */
+	int tcp; /* raw TCP baseline */
+};
+
+static const struct test_info tests[T_COUNT] = {
+	[T_WRITE_BW] = {"write_bw", "RDMA_Write BW Test", 0, 0},
+	[T_READ_BW] = {"read_bw", "RDMA_Read BW Test", 0, 0},
+	[T_SEND_BW] = {"send_bw", "Send BW Test", 0, 0},
+	[T_WRITE_LAT] = {"write_lat", "RDMA_Write Latency Test", 1, 0},
+	[T_READ_LAT] = {"read_lat", "RDMA_Read Latency Test", 1, 0},
+	[T_SEND_LAT] = {"send_lat", "Send Latency Test", 1, 0},
+	[T_TCP_BW] = {"tcp_bw", "TCP BW Test (raw TCP baseline)", 0, 1},
+	[T_TCP_LAT] = {"tcp_lat", "TCP Latency Test (raw TCP baseline)", 1, 1},
+};
+
+/* ---- options ----------------------------------------------------------- */
+
+/* options given explicitly (a server checks only those against the client) */
+enum {
+	G_SIZE = 1u << 0,
+	G_ALL = 1u << 1,
+	G_ITERS = 1u << 2,
+	G_DUR = 1u << 3,
+	G_QPS = 1u << 4,
+	G_TX = 1u << 5,
+	G_RX = 1u << 6,
+	G_CQMOD = 1u << 7,
+	G_OUTS = 1u << 8,
+	G_INLINE = 1u << 9,
+	G_VERIFY = 1u << 10,
+	G_INJECT = 1u << 11,
+};
+
+struct opts {
+	enum test_id test;
+	uint32_t size;
+	int all;
+	uint64_t iters;
+	uint64_t duration_us; /* 0: run -n iterations */
+	unsigned qps;
+	unsigned port;
+	int crc;     /* 1 on, 0 off */
+	int markers; /* 1 on */
+	int poll;    /* 1: --poll, 0: --event */
+	int verify;
+	int json;
+	unsigned tx_depth, rx_depth, cq_mod, outs, inline_size;
+	uint64_t inject; /* 0: none, else 1 + the message index to corrupt */
+	const char *server;
+	const char *bind;
+	unsigned given;
+	uint32_t session;
+};
+
+static const char *prog = "uiw-perf";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uiw-perf TEST [options] [SERVER]\n"
+		"\n"
+		"uiwarp bandwidth and latency, with a raw TCP baseline, in the manner of\n"
+		"perftest. Without SERVER, uiw-perf is the server: it waits for one client,\n"
+		"runs the test with it and exits. The client decides the run; settings\n"
+		"travel in the MPA private data (TCP tests: a hello frame).\n"
+		"\n"
+		"TEST: write_bw read_bw send_bw write_lat read_lat send_lat  (uiwarp)\n"
+		"      tcp_bw tcp_lat                                        (raw TCP)\n"
+		"\n"
+		"Options:\n"
+		"  -s, --size SIZE        message size (suffix K, M: KiB, MiB); default\n"
+		"                         65536 for *_bw, 2 for *_lat\n"
+		"  -a, --all              all sizes 2, 4, ... 8 MiB (powers of two)\n"
+		"  -n, --iters N          messages per QP and size (bw: 5000, lat: 1000)\n"
+		"  -D, --duration SECS    run each size for SECS seconds instead of -n;\n"
+		"                         progress goes to stderr every second\n"
+		"  -q, --qp N             N connections (QPs), traffic spread round-robin,\n"
+		"                         aggregate reported; bw tests only (default 1, max 64)\n"
+		"  -p, --port PORT        TCP port (default 18515); 0 on the server: the\n"
+		"                         kernel chooses, printed on stdout as\n"
+		"                         \"uiw-perf: listening on ADDR port N\"\n"
+		"  -B, --bind ADDR        server: listen address (default 127.0.0.1)\n"
+		"      --crc on|off       MPA CRC32C (default on); from each side's own\n"
+		"                         command line, must match (CRC is used if either\n"
+		"                         side asks)\n"
+		"      --markers on|off   MPA markers (default off); as --crc\n"
+		"      --event            completion channel, blocking (default)\n"
+		"      --poll             polled context: uiw_poll_cq() drives the engine,\n"
+		"                         busy-poll (TCP tests: non-blocking busy-poll)\n"
+		"      --verify           the receiver (the reader for read tests) checks\n"
+		"                         every payload; mismatch: exit status 3\n"
+		"      --json             one JSON object per result line on stdout (the\n"
+		"                         listening line too: {\"event\":\"listening\",...})\n"
+		"  -t, --tx-depth N       outstanding send WRs per QP (default 128)\n"
+		"  -r, --rx-depth N       send_bw: receives posted per QP (default 512)\n"
+		"  -Q, --cq-mod N         signal one send WR in N (default 100)\n"
+		"  -o, --outs N           outstanding RDMA Reads (ORD = IRD, default 16)\n"
+		"  -I, --inline-size N    send payloads up to N bytes inline (default 0)\n"
+		"      --inject-error N   testing aid: corrupt one byte of message N\n"
+		"                         (0-based) at its source, with --verify\n"
+		"  -h, --help             this text;  -V, --version: the version\n"
+		"\n"
+		"Settings that must be equal on both sides: TEST, --crc, --markers, and\n"
+		"for write_lat --poll/--event. The server adopts the client's -s/-a, -n/-D,\n"
+		"-q, -t, -r, -Q, -o, -I, --verify unless it was given them itself, in which\n"
+		"case they must be equal too. A mismatch is refused with a message on both\n"
+		"sides (exit status 1).\n"
+		"\n"
+		"write_lat: --poll polls the last byte of the buffer (as perftest); --event\n"
+		"follows each Write with a 0-byte Send that wakes the peer's completion\n"
+		"channel. BW in MB/sec of 2^20 bytes; latencies in microseconds, half the\n"
+		"round trip except read_lat (one Read). Peak BW: the best rate over any\n"
+		"stretch of at least 1/16 of the run.\n"
+		"\n"
+		"TCP baseline: TCP_NODELAY (as the uiwarp engine's sockets), one send() call\n"
+		"per whole message (the engine's chunking), the receiver recv()s 4 MiB at a\n"
+		"time, new connections per size; --event: blocking calls, --poll: busy-poll.\n"
+		"\n"
+		"Exit status: 0 success, 1 error, 2 usage, 3 verification failed.\n"
+		"Manual: docs/uiw-perf.md\n");
+}
+
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* "64K", "1M", "8MiB", "4096" */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'k' || *end == 'K') {
+		v <<= 10;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		v <<= 20;
+		end++;
+	} else if (*end == 'g' || *end == 'G') {
+		v <<= 30;
+		end++;
+	}
+	if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "b"))
+		end += strlen(end);
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static unsigned parse_uint(const char *opt, const char *s, unsigned min, unsigned max)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) || v < min || v > max)
+		die(EXIT_USAGE, "%s: '%s' is not a number in %u..%u", opt, s, min, max);
+	return (unsigned)v;
+}
+
+static int parse_onoff(const char *opt, const char *s)
+{
+	if (!strcmp(s, "on") || !strcmp(s, "1") || !strcmp(s, "yes"))
+		return 1;
+	if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no"))
+		return 0;
+	die(EXIT_USAGE, "%s takes on or off, not '%s'", opt, s);
+}
+
+enum {
+	OPT_CRC = 256,
+	OPT_MARKERS,
+	OPT_POLL,
+	OPT_EVENT,
+	OPT_VERIFY,
+	OPT_JSON,
+	OPT_INJECT,
+};
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"size", required_argument, NULL, 's'},
+		{"all", no_argument, NULL, 'a'},
+		{"iters", required_argument, NULL, 'n'},
+		{"duration", required_argument, NULL, 'D'},
+		{"qp", required_argument, NULL, 'q'},
+		{"port", required_argument, NULL, 'p'},
+		{"bind", required_argument, NULL, 'B'},
+		{"tx-depth", required_argument, NULL, 't'},
+		{"rx-depth", required_argument, NULL, 'r'},
+		{"cq-mod", required_argument, NULL, 'Q'},
+		{"outs", required_argument, NULL, 'o'},
+		{"inline-size", required_argument, NULL, 'I'},
+		{"crc", required_argument, NULL, OPT_CRC},
+		{"markers", required_argument, NULL, OPT_MARKERS},
+		{"poll", no_argument, NULL, OPT_POLL},
+		{"event", no_argument, NULL, OPT_EVENT},
+		{"verify", no_argument, NULL, OPT_VERIFY},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"inject-error", required_argument, NULL, OPT_INJECT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0, c;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	o->qps = 1;
+	o->port = PERF_PORT;
+	o->crc = 1;
+	o->tx_depth = 128;
+	o->rx_depth = 512;
+	o->cq_mod = 100;
+	o->outs = 16;
+	o->bind = "127.0.0.1";
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (npos == 2)
+				die(EXIT_USAGE, "unexpected argument '%s' (see --help)", optarg);
+			pos[npos++] = optarg;
+			break;
+		case 's':
+			if (parse_size(optarg, &v) || v < 1 || v > PERF_MAX_SIZE)
+				die(EXIT_USAGE, "-s: '%s' is not a size in 1..1GiB", optarg);
+			o->size = (uint32_t)v;
+			o->given |= G_SIZE;
+			break;
+		case 'a':
+			o->all = 1;
+			o->given |= G_ALL;
+			break;
+		case 'n':
+			if (parse_size(optarg, &v) || v < 1 || v > (1ull << 40))
+				die(EXIT_USAGE, "-n: '%s' is not a count >= 1", optarg);
+			o->iters = v;
+			o->given |= G_ITERS;
+			break;
+		case 'D': {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (*end || !(d > 0) || d > 86400)
+				die(EXIT_USAGE, "-D: '%s' is not a duration in seconds", optarg);
+			o->duration_us = (uint64_t)(d * 1e6);
+			if (!o->duration_us)
+				o->duration_us = 1;
+			o->given |= G_DUR;
+			break;
+		}
+		case 'q':
+			o->qps = parse_uint("-q", optarg, 1, PERF_MAX_QPS);
+			o->given |= G_QPS;
+			break;
+		case 'p':
+			o->port = parse_uint("-p", optarg, 0, 65535);
+			break;
+		case 'B':
+			o->bind = optarg;
+			break;
+		case 't':
+			o->tx_depth = parse_uint("-t", optarg, 1, 8192);
+			o->given |= G_TX;
+			break;
+		case 'r':
+			o->rx_depth = parse_uint("-r", optarg, 1, 8192);
+			o->given |= G_RX;
+			break;
+		case 'Q':
+			o->cq_mod = parse_uint("-Q", optarg, 1, 8192);
+			o->given |= G_CQMOD;
+			break;
+		case 'o':
+			o->outs = parse_uint("-o", optarg, 1, 16383);
+			o->given |= G_OUTS;
+			break;
+		case 'I':
+			o->inline_size = parse_uint("-I", optarg, 0, 65536);
+			o->given |= G_INLINE;
+			break;
+		case OPT_CRC:
+			o->crc = parse_onoff("--crc", optarg);
+			break;
+		case OPT_MARKERS:
+			o->markers = parse_onoff("--markers", optarg);
+			break;
+		case OPT_POLL:
+			o->poll = 1;
+			break;
+		case OPT_EVENT:
+			o->poll = 0;
+			break;
+		case OPT_VERIFY:
+			o->verify = 1;
+			o->given |= G_VERIFY;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case OPT_INJECT:
+			if (parse_size(optarg, &v) || v > (1ull << 40))
+				die(EXIT_USAGE, "--inject-error: '%s' is not a message index",
+				    optarg);
+			o->inject = v + 1;
+			o->given |= G_INJECT;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		case 'V':
+			printf("uiw-perf (uiwarp %s)\n", uiw_version());
+			exit(EXIT_OK);
+		default:
+			die(EXIT_USAGE, "unknown option or missing argument: '%s' (see --help)",
+			    argv[optind - 1]);
+		}
+	}
+	if (!npos)
+		die(EXIT_USAGE, "no test given (see --help)");
+	for (c = 0; c < T_COUNT; c++)
+		if (!strcmp(pos[0], tests[c].name))
+			break;
+	if (c == T_COUNT)
+		die(EXIT_USAGE, "unknown test '%s' (see --help)", pos[0]);
+	o->test = (enum test_id)c;
+	o->server = pos[1];
+	if (!o->size)
+		o->size = tests[o->test].lat ? 2 : 65536;
+	if (!o->iters)
+		o->iters = tests[o->test].lat ? 1000 : 5000;
+	if ((o->given & G_ITERS) && (o->given & G_DUR))
+		die(EXIT_USAGE, "-n and -D exclude each other");
+	if ((o->given & G_SIZE) && o->all)
+		die(EXIT_USAGE, "-s and -a exclude each other");
+	if (tests[o->test].lat && o->qps > 1)
+		die(EXIT_USAGE, "-q: latency tests use one QP");
+	if (o->server && !o->port)
+		die(EXIT_USAGE, "-p 0 is for the server only");
+	if (o->inject && !o->verify)
+		die(EXIT_USAGE, "--inject-error needs --verify");
+	if (o->cq_mod > o->tx_depth)
+		o->cq_mod = o->tx_depth;
+	if (o->server) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		o->session = (uint32_t)(ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 12) ^
+					((uint32_t)getpid() << 16));
+	}
+}
+
+/* ---- the sizes of a run ------------------------------------------------ */
+
+static unsigned run_sizes(const struct opts *o, uint32_t *sizes)
+{
+	unsigned n = 0;
+
+	if (!o->all) {
+		sizes[0] = o->size;
+		return 1;
+	}
+	for (uint32_t s = 2; s <= PERF_ALL_MAX; s <<= 1)
+		sizes[n++] = s;
+	return n;
+}
+
+static uint32_t max_size(const struct opts *o)
+{
+	return o->all ? PERF_ALL_MAX : o->size;
+}
+
+/* ---- payload pattern --------------------------------------------------- */
+
+/*
+ * Message @iter of stream @stream carries, at offset o, byte (o % 8) (little
+ * endian) of the 64-bit word seed + (o / 8) * K, where seed is a hash of
+ * stream and iteration: any misplaced, stale or corrupted octet shows.
+ */
+#define PAT_K 0x9e3779b97f4a7c15ull
+
+static uint64_t pat_seed(unsigned stream, uint64_t iter)
+{
+	uint64_t z = ((uint64_t)stream << 48) ^ iter ^ 0x5bd1e995a3c1f00dull;
+
+	z += PAT_K;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint8_t pat_byte(uint64_t seed, uint64_t off)
+{
+	return (uint8_t)((seed + (off >> 3) * PAT_K) >> ((off & 7) * 8));
+}
+
+/* bytes [@off, @off + @n) of the message with @seed, to @p */
+static void pat_fill(uint8_t *p, uint64_t seed, uint64_t off, size_t n)
+{
+	while (n && (off & 7)) {
+		*p++ = pat_byte(seed, off++);
+		n--;
+	}
+	for (; n >= 8; n -= 8, off += 8, p += 8) {
+		uint64_t w = htole64(seed + (off >> 3) * PAT_K);
+
+		memcpy(p, &w, 8);
+	}
+	while (n--)
+		*p++ = pat_byte(seed, off++);
+}
+
+/* the index (from @p) of the first octet that differs, or SIZE_MAX */
+static size_t pat_check(const uint8_t *p, uint64_t seed, uint64_t off, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && ((off + i) & 7)) {
+		if (p[i] != pat_byte(seed, off + i))
+			return i;
+		i++;
+	}
+	for (; n - i >= 8; i += 8) {
+		uint64_t w, e = htole64(seed + ((off + i) >> 3) * PAT_K);
+
+		memcpy(&w, p + i, 8);
+		if (w != e)
+			break;
+	}
+	for (; i < n; i++)
+		if (p[i] != pat_byte(seed, off + i))
+			return i;
+	return SIZE_MAX;
+}
+
+/* streams: the client's QP i sends stream i, the server's answers 0x8000 | i */
+#define STREAM_REPLY 0x8000u
+
+static uint64_t verify_errors;
+
+/* Check message @iter (@n octets at message offset @off, at @p); loud on error. */
+static void verify_msg(const char *what, unsigned stream, uint64_t iter, const uint8_t *p,
+		       uint64_t off, size_t n)
+{
+	uint64_t seed = pat_seed(stream, iter);
+	size_t bad = pat_check(p, seed, off, n);
+
+	if (bad == SIZE_MAX)
+		return;
+	if (verify_errors++ < 10)
+		fprintf(stderr,
+			"%s: VERIFY FAILED: %s: stream %u message %" PRIu64 " offset %" PRIu64
+			": got 0x%02x, expected 0x%02x\n",
+			prog, what, stream, iter, off + bad, p[bad], pat_byte(seed, off + bad));
+}
+
+/* --inject-error: flip one octet of message @iter if it is the chosen one */
+static void maybe_inject(const struct opts *o, uint64_t iter, uint8_t *p, size_t n)
+{
+	if (o->inject && o->inject - 1 == iter && n)
+		p[n / 2] ^= 0x5a;
+}
+
+/* ---- wire codec (little endian) ---------------------------------------- */
+
+struct wbuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void w_bytes(struct wbuf *w, const void *d, size_t n)
+{
+	if (w->len + n <= w->cap)
+		memcpy(w->p + w->len, d, n);
+	w->len += n;
+}
+
+static void w_u8(struct wbuf *w, uint8_t v)
+{
+	w_bytes(w, &v, 1);
+}
+
+static void w_u16(struct wbuf *w, uint16_t v)
+{
+	v = htole16(v);
+	w_bytes(w, &v, 2);
+}
+
+static void w_u32(struct wbuf *w, uint32_t v)
+{
+	v = htole32(v);
+	w_bytes(w, &v, 4);
+}
+
+static void w_u64(struct wbuf *w, uint64_t v)
+{
+	v = htole64(v);
+	w_bytes(w, &v, 8);
+}
+
+static void w_f64(struct wbuf *w, double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, 8);
+	w_u64(w, v);
+}
+
+struct rbuf {
+	const uint8_t *p;
+	size_t len, off;
+	int err;
+};
+
+static void r_bytes(struct rbuf *r, void *d, size_t n)
+{
+	if (r->off + n > r->len) {
+		r->err = 1;
+		memset(d, 0, n);
+		return;
+	}
+	memcpy(d, r->p + r->off, n);
+	r->off += n;
+}
+
+static uint8_t r_u8(struct rbuf *r)
+{
+	uint8_t v;
+
+	r_bytes(r, &v, 1);
+	return v;
+}
+
+static uint16_t r_u16(struct rbuf *r)
+{
+	uint16_t v;
+
+	r_bytes(r, &v, 2);
+	return le16toh(v);
+}
+
+static uint32_t r_u32(struct rbuf *r)
+{
+	uint32_t v;
+
+	r_bytes(r, &v, 4);
+	return le32toh(v);
+}
+
+static uint64_t r_u64(struct rbuf *r)
+{
+	uint64_t v;
+
+	r_bytes(r, &v, 8);
+	return le64toh(v);
+}
+
+static double r_f64(struct rbuf *r)
+{
+	uint64_t v = r_u64(r);
+	double d;
+
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+/*
+ * The hello: the settings of a run and, per QP, the memory the peer may
+ * access.  Sent by the client in uiw_connect()'s private data and by the
+ * server in uiw_accept()'s (TCP tests: a PERF_TCP_FRAME frame).
+ */
+struct hello {
+	uint8_t test, crc, markers, poll, verify, all;
+	uint16_t qps, qp_index;
+	uint32_t session, size;
+	uint64_t iters, duration_us, inject;
+	uint32_t tx_depth, rx_depth, cq_mod, outs, inline_size, given;
+	/* per QP */
+	uint64_t addr;
+	uint32_t rkey, nslots, slot_size, recv_posted;
+	char version[16];
+};
+
+enum { PD_HELLO = 1, PD_REJECT = 2 };
+
+static size_t hello_encode(const struct hello *h, uint8_t *buf, size_t cap)
+{
+	struct wbuf w = {buf, 0, cap};
+
+	w_bytes(&w, PERF_PD_MAGIC, 8);
+	w_u8(&w, PD_HELLO);
+	w_u8(&w, h->test);
+	w_u8(&w, h->crc);
+	w_u8(&w, h->markers);
+	w_u8(&w, h->poll);
+	w_u8(&w, h->verify);
+	w_u8(&w, h->all);
+	w_u16(&w, h->qps);
+	w_u16(&w, h->qp_index);
+	w_u32(&w, h->session);
+	w_u32(&w, h->size);
+	w_u64(&w, h->iters);
+	w_u64(&w, h->duration_us);
+	w_u64(&w, h->inject);
+	w_u32(&w, h->tx_depth);
+	w_u32(&w, h->rx_depth);
+	w_u32(&w, h->cq_mod);
+	w_u32(&w, h->outs);
+	w_u32(&w, h->inline_size);
+	w_u32(&w, h->given);
+	w_u64(&w, h->addr);
+	w_u32(&w, h->rkey);
+	w_u32(&w, h->nslots);
+	w_u32(&w, h->slot_size);
+	w_u32(&w, h->recv_posted);
+	w_bytes(&w, h->version, sizeof(h->version));
+	return w.len;
+}
+
+/* 0: a hello; 1: a reject with its text in @msg; -1: not uiw-perf's */
+static int pd_decode(const uint8_t *buf, size_t len, struct hello *h, char *msg, size_t msglen)
+{
+	struct rbuf r = {buf, len, 0, 0};
+	char magic[8];
+	uint8_t kind;
+
+	memset(h, 0, sizeof(*h));
+	r_bytes(&r, magic, 8);
+	kind = r_u8(&r);
+	if (r.err || memcmp(magic, PERF_PD_MAGIC, 8))
+		return -1;
+	if (kind == PD_REJECT) {
+		size_t n = len - r.off < msglen - 1 ? len - r.off : msglen - 1;
+
+		memcpy(msg, buf + r.off, n);
+		msg[n] = 0;
+		return 1;
+	}
+	if (kind != PD_HELLO)
+		return -1;
+	h->test = r_u8(&r);
+	h->crc = r_u8(&r);
+	h->markers = r_u8(&r);
+	h->poll = r_u8(&r);
+	h->verify = r_u8(&r);
+	h->all = r_u8(&r);
+	h->qps = r_u16(&r);
+	h->qp_index = r_u16(&r);
+	h->session = r_u32(&r);
+	h->size = r_u32(&r);
+	h->iters = r_u64(&r);
+	h->duration_us = r_u64(&r);
+	h->inject = r_u64(&r);
+	h->tx_depth = r_u32(&r);
+	h->rx_depth = r_u32(&r);
+	h->cq_mod = r_u32(&r);
+	h->outs = r_u32(&r);
+	h->inline_size = r_u32(&r);
+	h->given = r_u32(&r);
+	h->addr = r_u64(&r);
+	h->rkey = r_u32(&r);
+	h->nslots = r_u32(&r);
+	h->slot_size = r_u32(&r);
+	h->recv_posted = r_u32(&r);
+	r_bytes(&r, h->version, sizeof(h->version));
+	h->version[sizeof(h->version) - 1] = 0;
+	return r.err ? -1 : 0;
+}
+
+static size_t reject_encode(const char *msg, uint8_t *buf, size_t cap)
+{
+	struct wbuf w = {buf, 0, cap};
+	size_t n = strlen(msg);
+
+	w_bytes(&w, PERF_PD_MAGIC, 8);
+	w_u8(&w, PD_REJECT);
+	if (n > cap - w.len)
+		n = cap - w.len;
+	w_bytes(&w, msg, n);
+	return w.len;
+}
+
+static void hello_from_opts(const struct opts *o, struct hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->test = (uint8_t)o->test;
+	h->crc = (uint8_t)o->crc;
+	h->markers = (uint8_t)o->markers;
+	h->poll = (uint8_t)o->poll;
+	h->verify = (uint8_t)o->verify;
+	h->all = (uint8_t)o->all;
+	h->qps = (uint16_t)o->qps;
+	h->session = o->session;
+	h->size = o->size;
+	h->iters = o->iters;
+	h->duration_us = o->duration_us;
+	h->inject = o->inject;
+	h->tx_depth = o->tx_depth;
+	h->rx_depth = o->rx_depth;
+	h->cq_mod = o->cq_mod;
+	h->outs = o->outs;
+	h->inline_size = o->inline_size;
+	h->given = o->given;
+	snprintf(h->version, sizeof(h->version), "%s", uiw_version());
+}
+
+static const char *onoff(int v)
+{
+	return v ? "on" : "off";
+}
+
+/*
+ * Server: check the client's hello @h against our options @o and adopt what
+ * we were not given.  Returns 0, or -1 with the reason in @why.
+ */
+static int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len)
+{
+	const char *tname = h->test < T_COUNT ? tests[h->test].name : "?";
+	unsigned g = o->given;
+
+#define MISMATCH(...)                                                \
+	do {                                                         \
+		snprintf(why, len, "settings differ: " __VA_ARGS__); \
+		return -1;                                           \
+	} while (0)
+
+	if (h->test != o->test)
+		MISMATCH("test: client %s, server %s", tname, tests[o->test].name);
+	if (!tests[o->test].tcp) {
+		if (h->crc != o->crc)
+			MISMATCH("--crc: client %s, server %s (each side takes --crc from its "
+				 "own command line)",
+				 onoff(h->crc), onoff(o->crc));
+		if (h->markers != o->markers)
+			MISMATCH("--markers: client %s, server %s (each side takes --markers "
+				 "from its own command line)",
+				 onoff(h->markers), onoff(o->markers));
+		if (o->test == T_WRITE_LAT && h->poll != o->poll)
+			MISMATCH("write_lat mode: client --%s, server --%s (the wire differs)",
+				 h->poll ? "poll" : "event", o->poll ? "poll" : "event");
+	}
+	if ((g & (G_SIZE | G_ALL)) && (h->all != o->all || (!h->all && h->size != o->size)))
+		MISMATCH("size: client %s%" PRIu32 ", server %s%" PRIu32, h->all ? "-a " : "-s ",
+			 h->all ? 0 : h->size, o->all ? "-a " : "-s ", o->all ? 0 : o->size);
+	if ((g & (G_ITERS | G_DUR)) &&
+	    (h->duration_us != o->duration_us || (!h->duration_us && h->iters != o->iters)))
+		MISMATCH("-n/-D: client %" PRIu64 " iterations / %" PRIu64 " us, server %" PRIu64
+			 " / %" PRIu64,
+			 h->iters, h->duration_us, o->iters, o->duration_us);
+	if ((g & G_QPS) && h->qps != o->qps)
+		MISMATCH("-q: client %u, server %u", h->qps, o->qps);
+	if ((g & G_TX) && h->tx_depth != o->tx_depth)
+		MISMATCH("-t: client %u, server %u", h->tx_depth, o->tx_depth);
+	if ((g & G_RX) && h->rx_depth != o->rx_depth)
+		MISMATCH("-r: client %u, server %u", h->rx_depth, o->rx_depth);
+	if ((g & G_CQMOD) && h->cq_mod != o->cq_mod)
+		MISMATCH("-Q: client %u, server %u", h->cq_mod, o->cq_mod);
+	if ((g & G_OUTS) && h->outs != o->outs)
+		MISMATCH("-o: client %u, server %u", h->outs, o->outs);
+	if ((g & G_INLINE) && h->inline_size != o->inline_size)
+		MISMATCH("-I: client %u, server %u", h->inline_size, o->inline_size);
+	if ((g & G_VERIFY) && h->verify != o->verify)
+		MISMATCH("--verify: client %s, server %s", onoff(h->verify), onoff(o->verify));
+	if ((g & G_INJECT) && h->inject != o->inject)
+		MISMATCH("--inject-error differs");
+#undef MISMATCH
+	if (!h->qps || h->qps > PERF_MAX_QPS || !h->tx_depth || !h->rx_depth || !h->cq_mod ||
+	    !h->outs || (!h->all && (!h->size || h->size > PERF_MAX_SIZE)) || h->tx_depth > 8192 ||
+	    h->rx_depth > 8192 || h->outs > 16383) {
+		snprintf(why, len, "client settings out of range");
+		return -1;
+	}
+	o->all = h->all;
+	o->size = h->size;
+	o->iters = h->iters;
+	o->duration_us = h->duration_us;
+	o->qps = h->qps;
+	o->tx_depth = h->tx_depth;
+	o->rx_depth = h->rx_depth;
+	o->cq_mod = h->cq_mod;
+	o->outs = h->outs;
+	o->inline_size = h->inline_size;
+	o->verify = h->verify;
+	o->inject = h->inject;
+	o->session = h->session;
+	return 0;
+}
+
+/* ---- system facts: congestion control and MSS -------------------------- */
+
+struct sysfacts {
+	char cc[32];
+	int mss;
+	char mss_how[48];
+};
+
+static void read_cc(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static int is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (!host || !strcmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+/* MSS of a TCP connection to a throw-away listener on @addr (loopback) */
+static int mss_probe(const char *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct addrinfo hints = {0}, *res = NULL;
+	int lfd = -1, cfd = -1, afd = -1, mss = -1;
+	socklen_t ml = sizeof(mss);
+
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (getaddrinfo(addr, "0", &hints, &res))
+		return -1;
+	lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, res->ai_addr, res->ai_addrlen) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&ss, &sl))
+		goto out;
+	cfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (cfd < 0 || connect(cfd, (struct sockaddr *)&ss, sl))
+		goto out;
+	afd = accept(lfd, NULL, NULL);
+	if (afd < 0)
+		goto out;
+	/* the MSS settles once the windows have opened: move 1 MiB first */
+	{
+		static uint8_t buf[65536];
+		size_t sent = 0, rcvd = 0, total = 1u << 20;
+		uint64_t end = now_ns() + 1000000000ull;
+
+		while (rcvd < total && now_ns() < end) {
+			struct pollfd pfd = {.fd = afd, .events = POLLIN};
+			ssize_t r;
+
+			if (sent < total) {
+				r = send(cfd, buf,
+					 total - sent < sizeof(buf) ? total - sent : sizeof(buf),
+					 MSG_DONTWAIT | MSG_NOSIGNAL);
+				if (r > 0)
+					sent += (size_t)r;
+			}
+			r = recv(afd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (r > 0)
+				rcvd += (size_t)r;
+			else if (r == 0)
+				break;
+			else
+				poll(&pfd, 1, 10);
+		}
+	}
+	if (getsockopt(cfd, IPPROTO_TCP, TCP_MAXSEG, &mss, &ml))
+		mss = -1;
+out:
+	if (afd >= 0)
+		close(afd);
+	if (cfd >= 0)
+		close(cfd);
+	if (lfd >= 0)
+		close(lfd);
+	freeaddrinfo(res);
+	return mss;
+}
+
+/* MSS toward @host estimated from the path MTU (a connected UDP socket) */
+static int mss_estimate(const char *host, unsigned port)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	char serv[16];
+	int fd, mtu = 0, mss = -1, v6;
+	socklen_t ml = sizeof(mtu);
+
+	hints.ai_socktype = SOCK_DGRAM;
+	snprintf(serv, sizeof(serv), "%u", port ? port : 9);
+	if (getaddrinfo(host, serv, &hints, &res))
+		return -1;
+	v6 = res->ai_family == AF_INET6;
+	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && !connect(fd, res->ai_addr, res->ai_addrlen) &&
+	    !getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU : IP_MTU, &mtu, &ml)) {
+		mss = mtu - (v6 ? 60 : 40);
+		if (mss > 65495)
+			mss = 65495;
+		mss -= 12; /* TCP timestamps, on by default */
+	}
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return mss;
+}
+
+static void sysfacts_get(struct sysfacts *s, const struct opts *o)
+{
+	const char *peer = o->server ? o->server : o->bind;
+
+	read_cc(s->cc, sizeof(s->cc));
+	s->mss = -1;
+	if (is_loopback(peer) || !strcmp(peer, "0.0.0.0") || !strcmp(peer, "::")) {
+		const char *a = is_loopback(peer) && strcmp(peer, "localhost") ? peer : "127.0.0.1";
+
+		s->mss = mss_probe(a);
+		snprintf(s->mss_how, sizeof(s->mss_how), "probe connection on %s", a);
+	} else {
+		s->mss = mss_estimate(peer, o->port);
+		snprintf(s->mss_how, sizeof(s->mss_how), "estimated from the path MTU");
+	}
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+struct bw_result {
+	uint32_t size;
+	uint64_t msgs;
+	uint64_t elapsed_ns;
+	double peak, avg, rate; /* MB/sec, MB/sec, Mpps */
+};
+
+struct lat_result {
+	uint32_t size;
+	uint64_t iters;
+	double min, max, typ, avg, stdev, p99, p999; /* usec */
+};
+
+static const char *dashes =
+	"---------------------------------------------------------------------------------------";
+
+static void print_header(const struct opts *o, const struct sysfacts *s, int server)
+{
+	const struct test_info *t = &tests[o->test];
+
+	if (o->json)
+		return;
+	printf("%s\n", dashes);
+	printf("                    %s\n", t->title);
+	printf(" uiw-perf (uiwarp %s), %s", uiw_version(), server ? "server" : "client");
+	if (o->server)
+		printf(" of %s port %u", o->server, o->port);
+	printf("\n");
+	if (t->tcp) {
+		printf(" Transport       : raw TCP, TCP_NODELAY, %s\n",
+		       o->poll ? "non-blocking busy-poll" : "blocking calls");
+		if (!t->lat)
+			printf(" Method          : one send() per message, recv() of %u KiB\n",
+			       PERF_TCP_RXBUF >> 10);
+		printf(" Connections     : %-8u     Data verify   : %s\n", o->qps,
+		       onoff(o->verify));
+	} else {
+		printf(" Transport       : iWARP (RDMAP/DDP/MPA) over TCP, RC\n");
+		printf(" Number of qps   : %-8u     Completion    : %s\n", o->qps,
+		       o->poll ? "poll (polled context, busy-poll)"
+			       : "event (completion channel, blocking)");
+		printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
+		if (o->test == T_SEND_BW)
+			printf(" RX depth        : %-8u     Flow control  : credits\n",
+			       o->rx_depth);
+		if (o->test == T_READ_BW || o->test == T_READ_LAT)
+			printf(" Outstand reads  : %u\n", o->outs);
+		printf(" MPA CRC         : %-8s     MPA markers   : %s\n", onoff(o->crc),
+		       onoff(o->markers));
+		printf(" Data verify     : %-8s     Inline size   : %u\n", onoff(o->verify),
+		       o->inline_size);
+		if (o->test == T_WRITE_LAT)
+			printf(" write_lat       : %s\n",
+			       o->poll ? "polls the last byte of the buffer"
+				       : "Write + 0-byte Send, peer woken by its channel");
+	}
+	if (o->duration_us)
+		printf(" Duration        : %.3f s per size\n", (double)o->duration_us / 1e6);
+	printf(" TCP             : congestion control %s, MSS %d (%s)\n", s->cc, s->mss,
+	       s->mss_how);
+	if (server && !t->tcp)
+		printf(" Results         : as measured by the client\n");
+	else if (server)
+		printf(" Results         : %s\n",
+		       t->lat ? "round trips served (latency: see the client)"
+			      : "receive side, first byte to end of stream");
+	printf("%s\n", dashes);
+	if (t->lat)
+		printf(" %-9s %-12s %-12s %-12s %-16s %-12s %-14s %-21s %s\n", "#bytes",
+		       "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]",
+		       "t_avg[usec]", "t_stdev[usec]", "99% percentile[usec]",
+		       "99.9% percentile[usec]");
+	else
+		printf(" %-10s %-14s %-18s %-20s %s\n", "#bytes", "#iterations", "BW peak[MB/sec]",
+		       "BW average[MB/sec]", "MsgRate[Mpps]");
+	fflush(stdout);
+}
+
+static void print_footer(const struct opts *o)
+{
+	if (!o->json)
+		printf("%s\n", dashes);
+	fflush(stdout);
+}
+
+static void json_common(const struct opts *o, const struct sysfacts *s, int server)
+{
+	const struct test_info *t = &tests[o->test];
+
+	printf("{\"test\":\"%s\",\"role\":\"%s\",\"transport\":\"%s\",\"mode\":\"%s\","
+	       "\"qps\":%u,",
+	       t->name, server ? "server" : "client", t->tcp ? "tcp" : "uiwarp",
+	       o->poll ? "poll" : "event", o->qps);
+	if (!t->tcp)
+		printf("\"crc\":\"%s\",\"markers\":\"%s\",\"tx_depth\":%u,", onoff(o->crc),
+		       onoff(o->markers), o->tx_depth);
+	printf("\"verify\":%s,\"tcp_cc\":\"%s\",\"mss\":%d,", o->verify ? "true" : "false", s->cc,
+	       s->mss);
+}
+
+static void print_bw(const struct opts *o, const struct sysfacts *s, int server,
+		     const struct bw_result *r)
+{
+	if (o->json) {
+		json_common(o, s, server);
+		printf("\"bytes\":%" PRIu32 ",\"iterations\":%" PRIu64 ",\"elapsed_s\":%.6f,"
+		       "\"bw_peak_MBps\":%.2f,\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f}\n",
+		       r->size, r->msgs, (double)r->elapsed_ns / 1e9, r->peak, r->avg, r->rate);
+	} else {
+		printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %.6f\n", r->size, r->msgs,
+		       r->peak, r->avg, r->rate);
+	}
+	fflush(stdout);
+}
+
+static void print_lat(const struct opts *o, const struct sysfacts *s, int server,
+		      const struct lat_result *r)
+{
+	if (o->json) {
+		json_common(o, s, server);
+		printf("\"bytes\":%" PRIu32 ",\"iterations\":%" PRIu64 ",\"t_min_us\":%.3f,"
+		       "\"t_max_us\":%.3f,\"t_typical_us\":%.3f,\"t_avg_us\":%.3f,"
+		       "\"t_stdev_us\":%.3f,\"p99_us\":%.3f,\"p99_9_us\":%.3f}\n",
+		       r->size, r->iters, r->min, r->max, r->typ, r->avg, r->stdev, r->p99,
+		       r->p999);
+	} else {
+		printf(" %-9" PRIu32 " %-12" PRIu64 " %-12.2f %-12.2f %-16.2f %-12.2f %-14.2f "
+		       "%-21.2f %.2f\n",
+		       r->size, r->iters, r->min, r->max, r->typ, r->avg, r->stdev, r->p99,
+		       r->p999);
+	}
+	fflush(stdout);
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+/* a growable array of (time, value) pairs */
+struct samples {
+	uint64_t *t, *v;
+	size_t n, cap;
+};
+
+static void samples_push(struct samples *s, uint64_t t, uint64_t v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		uint64_t *nt = realloc(s->t, cap * sizeof(*nt));
+
+		if (!nt)
+			die(EXIT_ERR, "out of memory (samples)");
+		s->t = nt;
+		nt = realloc(s->v, cap * sizeof(*nt));
+		if (!nt)
+			die(EXIT_ERR, "out of memory (samples)");
+		s->v = nt;
+		s->cap = cap;
+	}
+	s->t[s->n] = t;
+	s->v[s->n++] = v;
+}
+
+static void samples_free(struct samples *s)
+{
+	free(s->t);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Bandwidth of a run: @s holds (time, bytes done) at the start and at every
+ * signaled completion.  Peak: the best rate over any stretch between two
+ * samples that spans at least 1/16 of the run (at least the average).
+ */
+static void bw_compute(const struct samples *s, uint32_t size, uint64_t msgs, uint64_t t0,
+		       uint64_t t1, struct bw_result *r)
+{
+	double el, wmin, peak = 0;
+	size_t j = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	r->msgs = msgs;
+	r->elapsed_ns = t1 > t0 ? t1 - t0 : 1;
+	el = (double)r->elapsed_ns / 1e9;
+	r->avg = (double)msgs * size / el / PERF_MB;
+	r->rate = (double)msgs / el / 1e6;
+	wmin = (double)r->elapsed_ns / 16;
+	for (size_t i = 0; i < s->n; i++) {
+		if (j < i)
+			j = i;
+		while (j < s->n && (double)(s->t[j] - s->t[i]) < wmin)
+			j++;
+		if (j >= s->n)
+			break;
+		double bw = (double)(s->v[j] - s->v[i]) / ((double)(s->t[j] - s->t[i]) / 1e9);
+
+		if (bw > peak)
+			peak = bw;
+	}
+	r->peak = peak / PERF_MB;
+	if (r->peak < r->avg)
+		r->peak = r->avg;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* latency statistics of the @n durations (ns) in @v (sorted in place) */
+static void lat_compute(uint64_t *v, size_t n, uint32_t size, struct lat_result *r)
+{
+	double sum = 0, sq = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	r->iters = n;
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
+	r->avg = sum / (double)n / 1e3;
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)v[i] / 1e3 - r->avg;
+
+		sq += d * d;
+	}
+	r->stdev = sqrt(sq / (double)n);
+	r->min = (double)v[0] / 1e3;
+	r->max = (double)v[n - 1] / 1e3;
+	r->typ = (double)v[n / 2] / 1e3;
+	r->p99 = (double)v[(size_t)ceil((double)n * 0.99) - 1] / 1e3;
+	r->p999 = (double)v[(size_t)ceil((double)n * 0.999) - 1] / 1e3;
+}
+
+/* progress of -D runs, on stderr, once a second */
+struct progress {
+	uint64_t t0, next, dur_ns;
+};
+
+static void progress_init(struct progress *pg, const struct opts *o, uint64_t t0)
+{
+	pg->t0 = t0;
+	pg->dur_ns = o->duration_us * 1000;
+	pg->next = o->duration_us ? t0 + 1000000000ull : UINT64_MAX;
+}
+
+static void progress_tick(struct progress *pg, const struct opts *o, uint64_t t, uint32_t size,
+			  uint64_t msgs)
+{
+	double el;
+
+	if (t < pg->next)
+		return;
+	pg->next += 1000000000ull;
+	el = (double)(t - pg->t0) / 1e9;
+	if (tests[o->test].lat)
+		fprintf(stderr, "%s: %s %" PRIu32 " B: %.1f/%.1f s, %" PRIu64 " iterations\n", prog,
+			tests[o->test].name, size, el, (double)pg->dur_ns / 1e9, msgs);
+	else
+		fprintf(stderr,
+			"%s: %s %" PRIu32 " B: %.1f/%.1f s, %" PRIu64 " messages, %.2f MB/sec\n",
+			prog, tests[o->test].name, size, el, (double)pg->dur_ns / 1e9, msgs,
+			(double)msgs * size / el / PERF_MB);
+}
+
+/* ---- control messages -------------------------------------------------- */
+
+enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK };
+
+/*
+ * @a, @b: FIN: messages sent on this QP / -; ROUND: first iteration, count;
+ * @slots: ROUND: slots cycled over.  FIN carries the client's results so
+ * that the server prints them too.
+ */
+struct ctrl {
+	uint8_t type, last;
+	uint16_t qp;
+	uint32_t size, credits, slots;
+	uint64_t a, b, errors;
+	uint64_t msgs, elapsed_ns;
+	double res[10];
+};
+
+static size_t ctrl_encode(const struct ctrl *c, uint8_t *buf)
+{
+	struct wbuf w = {buf, 0, PERF_CTRL_LEN};
+
+	w_u32(&w, PERF_CTRL_MAGIC);
+	w_u8(&w, c->type);
+	w_u8(&w, c->last);
+	w_u16(&w, c->qp);
+	w_u32(&w, c->size);
+	w_u32(&w, c->credits);
+	w_u32(&w, c->slots);
+	w_u64(&w, c->a);
+	w_u64(&w, c->b);
+	w_u64(&w, c->errors);
+	w_u64(&w, c->msgs);
+	w_u64(&w, c->elapsed_ns);
+	for (int i = 0; i < 10; i++)
+		w_f64(&w, c->res[i]);
+	return w.len;
+}
+
+static int ctrl_decode(const uint8_t *buf, size_t len, struct ctrl *c)
+{
+	struct rbuf r = {buf, len, 0, 0};
+
+	memset(c, 0, sizeof(*c));
+	if (r_u32(&r) != PERF_CTRL_MAGIC)
+		return -1;
+	c->type = r_u8(&r);
+	c->last = r_u8(&r);
+	c->qp = r_u16(&r);
+	c->size = r_u32(&r);
+	c->credits = r_u32(&r);
+	c->slots = r_u32(&r);
+	c->a = r_u64(&r);
+	c->b = r_u64(&r);
+	c->errors = r_u64(&r);
+	c->msgs = r_u64(&r);
+	c->elapsed_ns = r_u64(&r);
+	for (int i = 0; i < 10; i++)
+		c->res[i] = r_f64(&r);
+	return r.err ? -1 : 0;
+}
+
+static void ctrl_put_bw(struct ctrl *c, const struct bw_result *r)
+{
+	c->msgs = r->msgs;
+	c->elapsed_ns = r->elapsed_ns;
+	c->res[0] = r->peak;
+	c->res[1] = r->avg;
+	c->res[2] = r->rate;
+}
+
+static void ctrl_get_bw(const struct ctrl *c, struct bw_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = c->size;
+	r->msgs = c->msgs;
+	r->elapsed_ns = c->elapsed_ns;
+	r->peak = c->res[0];
+	r->avg = c->res[1];
+	r->rate = c->res[2];
+}
+
+static void ctrl_put_lat(struct ctrl *c, const struct lat_result *r)
+{
+	c->msgs = r->iters;
+	c->res[0] = r->min;
+	c->res[1] = r->max;
+	c->res[2] = r->typ;
+	c->res[3] = r->avg;
+	c->res[4] = r->stdev;
+	c->res[5] = r->p99;
+	c->res[6] = r->p999;
+}
+
+static void ctrl_get_lat(const struct ctrl *c, struct lat_result *r)
+{
+	r->size = c->size;
+	r->iters = c->msgs;
+	r->min = c->res[0];
+	r->max = c->res[1];
+	r->typ = c->res[2];
+	r->avg = c->res[3];
+	r->stdev = c->res[4];
+	r->p99 = c->res[5];
+	r->p999 = c->res[6];
+}
+
+/* ---- the verbs runtime ------------------------------------------------- */
+
+/* wr_id: kind (2 bits) | QP index (16) | value (46): iteration or ring slot */
+enum { K_DATA = 1, K_CTRL = 2, K_RECV = 3 };
+#define WRID(k, q, v) (((uint64_t)(k) << 62) | ((uint64_t)(q) << 46) | (uint64_t)(v))
+#define WRID_VMASK    ((1ull << 46) - 1)
+
+struct qpx {
+	unsigned idx;
+	struct uiw_cm_id *id;
+	struct uiw_qp *qp;
+	uint8_t *data; /* nslots * slot_size, remotely accessible */
+	uint8_t *ctrl; /* PERF_CTRL_RX control receive buffers */
+	int established, disconnected;
+	/* the peer's memory for this QP */
+	uint64_t raddr;
+	uint32_t rkey, rslots, rslot_size, rrecv;
+	/* send side (this size) */
+	uint64_t posted, completed, target;
+	uint64_t credits; /* send_bw: receives the peer has posted for us */
+	unsigned ctrl_out;
+	uint64_t rounds_sent, rounds_acked, round_end;
+	/* receive side */
+	unsigned nrecv; /* the receive ring */
+	int recv_data;	/* ring buffers are data slots (else control buffers) */
+	uint32_t recv_len;
+	uint32_t *repost; /* ring slots to post again */
+	unsigned nrepost;
+	unsigned uncredited; /* send_bw receiver: reposted, not yet reported */
+	uint64_t rx_msgs;    /* data messages received this size */
+	uint64_t verified;   /* read tests: completions checked */
+	/* control */
+	int fin, fin_ack;
+	struct ctrl fin_msg, ack_msg;
+};
+
+struct perf {
+	struct opts o;
+	int server;
+	struct sysfacts sf;
+	struct uiw_context *ctx;
+	struct uiw_pd *pd;
+	struct uiw_comp_channel *ch;
+	struct uiw_cq *cq;
+	struct uiw_mr *mr;
+	uint8_t *mem;
+	size_t memlen;
+	struct uiw_cm_id *lid;
+	struct qpx *qx;
+	unsigned nq;
+	uint32_t slot_size, nslots;
+	unsigned window, cq_eff;
+	int armed;
+	unsigned unacked;
+	unsigned idle_polls;
+	int closing;
+	uint64_t peer_errors;
+	/* this size */
+	uint32_t size;
+	struct samples smp;
+	uint64_t bytes_done, msgs_done, t_last;
+};
+
+static uint8_t *slot(struct perf *p, struct qpx *q, uint32_t i)
+{
+	return q->data + (size_t)i * p->slot_size;
+}
+
+static void vcheck(int ret, const char *what)
+{
+	if (ret < 0)
+		die(EXIT_ERR, "%s: %s", what, strerror(-ret));
+}
+
+static void handle_cm_event(struct perf *p, const struct uiw_cm_event *ev)
+{
+	struct qpx *q = NULL;
+
+	for (unsigned i = 0; i < p->nq; i++)
+		if (p->qx[i].id == ev->id)
+			q = &p->qx[i];
+	if (ev->event == UIW_CM_EVENT_DISCONNECTED) {
+		if (q)
+			q->disconnected = 1;
+		if (!p->closing)
+			die(EXIT_ERR, "connection %u lost during the run (DISCONNECTED%s%s)",
+			    q ? q->idx : 0, ev->status ? ": " : "",
+			    ev->status ? strerror(-ev->status) : "");
+		return;
+	}
+	if (ev->event == UIW_CM_EVENT_CONNECT_REQUEST && p->lid) {
+		/* a second client while we run: refuse it */
+		uint8_t pd[64];
+		size_t n = reject_encode("server busy", pd, sizeof(pd));
+
+		uiw_reject(ev->id, pd, (uint16_t)n);
+		uiw_destroy_id(ev->id);
+		return;
+	}
+	if (!p->closing)
+		fprintf(stderr, "%s: unexpected CM event %s (status %d)\n", prog,
+			uiw_event_str(ev->event), ev->status);
+}
+
+/* poll mode: look at CM events now and then (DISCONNECTED of the peer) */
+static void cm_check(struct perf *p)
+{
+	struct pollfd pfd = {.fd = uiw_cm_event_fd(p->ctx), .events = POLLIN};
+	struct uiw_cm_event ev;
+
+	if (poll(&pfd, 1, 0) == 1 && uiw_get_cm_event(p->ctx, &ev, 0) == 0)
+		handle_cm_event(p, &ev);
+}
+
+/*
+ * Up to @max completions into @wc.  Poll mode: one uiw_poll_cq() (which turns
+ * the engine).  Event mode: poll, arm, poll, then wait on the channel (and
+ * the CM event fd) up to @ms milliseconds.  Returns the count (maybe 0).
+ */
+static int cq_wait(struct perf *p, struct uiw_wc *wc, int max, int ms)
+{
+	int n = uiw_poll_cq(p->cq, max, wc);
+
+	if (n < 0)
+		die(EXIT_ERR, "uiw_poll_cq: %s", strerror(-n));
+	if (n)
+		return n;
+	if (p->o.poll) {
+		if (++p->idle_polls >= 4096) {
+			p->idle_polls = 0;
+			cm_check(p);
+		}
+		return 0;
+	}
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = p->ch->fd, .events = POLLIN},
+			{.fd = uiw_cm_event_fd(p->ctx), .events = POLLIN},
+		};
+		struct uiw_cq *ecq;
+		void *ectx;
+		int r;
+
+		if (!p->armed) {
+			vcheck(uiw_req_notify_cq(p->cq, 0), "uiw_req_notify_cq");
+			p->armed = 1;
+			n = uiw_poll_cq(p->cq, max, wc);
+			if (n < 0)
+				die(EXIT_ERR, "uiw_poll_cq: %s", strerror(-n));
+			if (n)
+				return n;
+		}
+		r = poll(pfd, 2, ms);
+		if (r < 0 && errno != EINTR)
+			die(EXIT_ERR, "poll: %s", strerror(errno));
+		if (r <= 0)
+			return 0;
+		if (pfd[1].revents & POLLIN) {
+			struct uiw_cm_event ev;
+
+			if (uiw_get_cm_event(p->ctx, &ev, 0) == 0)
+				handle_cm_event(p, &ev);
+		}
+		if (pfd[0].revents & POLLIN) {
+			vcheck(uiw_get_cq_event(p->ch, &ecq, &ectx), "uiw_get_cq_event");
+			p->armed = 0;
+			if (++p->unacked >= 64) {
+				uiw_ack_cq_events(p->cq, p->unacked);
+				p->unacked = 0;
+			}
+			n = uiw_poll_cq(p->cq, max, wc);
+			if (n < 0)
+				die(EXIT_ERR, "uiw_poll_cq: %s", strerror(-n));
+			if (n)
+				return n;
+		}
+	}
+}
+
+static void post_ctrl(struct perf *p, struct qpx *q, struct ctrl *c)
+{
+	uint8_t buf[PERF_CTRL_LEN];
+	struct uiw_sge sge;
+	struct uiw_send_wr wr = {0};
+	int ret;
+
+	if (q->ctrl_out >= PERF_CTRL_TX)
+		die(EXIT_ERR, "control send queue of QP %u full", q->idx);
+	c->qp = (uint16_t)q->idx;
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)ctrl_encode(c, buf);
+	sge.lkey = p->mr->lkey;
+	wr.wr_id = WRID(K_CTRL, q->idx, 0);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = UIW_WR_SEND;
+	wr.send_flags = UIW_SEND_SIGNALED | UIW_SEND_SOLICITED | UIW_SEND_INLINE;
+	ret = uiw_post_send(q->qp, &wr, NULL);
+	vcheck(ret, "uiw_post_send (control)");
+	q->ctrl_out++;
+	if (p->o.test == T_SEND_BW && !p->server) {
+		if (!q->credits)
+			die(EXIT_ERR, "internal: control Send without credit");
+		q->credits--;
+	}
+}
+
+/*
+ * The buffer of receive ring entry @s: a control buffer, or (send_bw server,
+ * send_lat) data slot 0, or with send_bw --verify a slot of its own.
+ */
+static uint8_t *recv_buf(struct perf *p, struct qpx *q, uint32_t s)
+{
+	if (!q->recv_data)
+		return q->ctrl + (size_t)s * PERF_CTRL_LEN;
+	if (p->o.test == T_SEND_BW && p->o.verify)
+		return slot(p, q, s % p->nslots);
+	return slot(p, q, 0);
+}
+
+/* post the receives queued in q->repost */
+static void flush_reposts(struct perf *p, struct qpx *q)
+{
+	struct uiw_recv_wr wr[64];
+	struct uiw_sge sge[64];
+	unsigned done = 0;
+
+	while (done < q->nrepost) {
+		unsigned n = q->nrepost - done < 64 ? q->nrepost - done : 64;
+
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t s = q->repost[done + i];
+
+			sge[i].addr = (uintptr_t)recv_buf(p, q, s);
+			sge[i].length = q->recv_len;
+			sge[i].lkey = p->mr->lkey;
+			wr[i].wr_id = WRID(K_RECV, q->idx, s);
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		}
+		vcheck(uiw_post_recv(q->qp, wr, NULL), "uiw_post_recv");
+		done += n;
+	}
+	if (p->server && p->o.test == T_SEND_BW)
+		q->uncredited += q->nrepost;
+	q->nrepost = 0;
+}
+
+static void on_ctrl(struct perf *p, struct qpx *q, const struct ctrl *c)
+{
+	switch (c->type) {
+	case C_FIN:
+		q->fin = 1;
+		q->fin_msg = *c;
+		p->peer_errors += c->errors;
+		break;
+	case C_FIN_ACK:
+		q->fin_ack = 1;
+		q->ack_msg = *c;
+		q->credits += c->credits;
+		break;
+	case C_CREDIT:
+		q->credits += c->credits;
+		break;
+	case C_ROUND: {
+		/* write_bw --verify: iterations [a, a + b) sit in slots i % slots */
+		struct ctrl ack = {.type = C_ROUND_ACK, .size = p->size};
+		uint64_t before = verify_errors;
+
+		for (uint64_t i = c->a; i < c->a + c->b; i++)
+			verify_msg("write_bw", q->idx, i, slot(p, q, (uint32_t)(i % c->slots)), 0,
+				   p->size);
+		ack.errors = verify_errors - before;
+		post_ctrl(p, q, &ack);
+		break;
+	}
+	case C_ROUND_ACK:
+		/* c->errors: counted again in the FIN_ACK */
+		q->rounds_acked++;
+		break;
+	default:
+		die(EXIT_ERR, "unknown control message %u on QP %u", c->type, q->idx);
+	}
+}
+
+static void on_recv(struct perf *p, struct qpx *q, uint32_t s, const struct uiw_wc *wc)
+{
+	const uint8_t *buf = recv_buf(p, q, s);
+
+	if (wc->wc_flags & UIW_WC_SOLICITED) {
+		struct ctrl c;
+
+		if (ctrl_decode(buf, wc->byte_len, &c))
+			die(EXIT_ERR, "bad control message on QP %u (%u bytes)", q->idx,
+			    wc->byte_len);
+		q->repost[q->nrepost++] = s;
+		on_ctrl(p, q, &c);
+		return;
+	}
+	switch (p->o.test) {
+	case T_SEND_BW:
+	case T_SEND_LAT:
+		if (wc->byte_len != p->size)
+			die(EXIT_ERR, "QP %u: received %u bytes, expected %" PRIu32, q->idx,
+			    wc->byte_len, p->size);
+		if (p->o.verify)
+			verify_msg(tests[p->o.test].name,
+				   p->server ? q->idx : q->idx | STREAM_REPLY, q->rx_msgs, buf, 0,
+				   p->size);
+		break;
+	case T_WRITE_LAT:
+		if (p->o.poll || wc->byte_len)
+			die(EXIT_ERR, "QP %u: unexpected Send of %u bytes", q->idx, wc->byte_len);
+		break;
+	default:
+		die(EXIT_ERR, "QP %u: unexpected Send of %u bytes", q->idx, wc->byte_len);
+	}
+	q->rx_msgs++;
+	q->repost[q->nrepost++] = s;
+}
+
+/* read tests: check the Reads completed up to q->completed */
+static void verify_reads(struct perf *p, struct qpx *q)
+{
+	for (; q->verified < q->completed; q->verified++) {
+		uint64_t i = q->verified;
+		uint32_t ls = p->o.test == T_READ_LAT ? 0 : (uint32_t)(i % p->nslots);
+
+		verify_msg(tests[p->o.test].name, q->idx, i % q->rslots, slot(p, q, ls), 0,
+			   p->size);
+	}
+}
+
+static void on_wc(struct perf *p, const struct uiw_wc *wc)
+{
+	unsigned kind = (unsigned)(wc->wr_id >> 62);
+	unsigned qi = (unsigned)((wc->wr_id >> 46) & 0xffff);
+	uint64_t v = wc->wr_id & WRID_VMASK;
+	struct qpx *q;
+
+	if (qi >= p->nq)
+		die(EXIT_ERR, "completion with unknown wr_id 0x%" PRIx64, wc->wr_id);
+	q = &p->qx[qi];
+	if (wc->status != UIW_WC_SUCCESS) {
+		if (p->closing && wc->status == UIW_WC_WR_FLUSH_ERR)
+			return;
+		die(EXIT_ERR, "QP %u: work request %s failed: status %d%s (opcode %d, %u bytes)%s",
+		    qi,
+		    kind == K_RECV   ? "receive"
+		    : kind == K_CTRL ? "control send"
+				     : "data",
+		    wc->status, wc->status == UIW_WC_WR_FLUSH_ERR ? " (flushed)" : "", wc->opcode,
+		    wc->byte_len, (wc->wc_flags & UIW_WC_TERM) ? " after a TERMINATE" : "");
+	}
+	switch (kind) {
+	case K_DATA:
+		if (v + 1 > q->completed) {
+			uint64_t t = now_ns(), n = v + 1 - q->completed;
+
+			q->completed = v + 1;
+			p->msgs_done += n;
+			p->bytes_done += n * p->size;
+			p->t_last = t;
+			if (!tests[p->o.test].lat)
+				samples_push(&p->smp, t, p->bytes_done);
+			if (p->o.verify && (p->o.test == T_READ_BW || p->o.test == T_READ_LAT))
+				verify_reads(p, q);
+		}
+		break;
+	case K_CTRL:
+		q->ctrl_out--;
+		break;
+	case K_RECV:
+		on_recv(p, q, (uint32_t)v, wc);
+		break;
+	default:
+		die(EXIT_ERR, "completion with unknown wr_id 0x%" PRIx64, wc->wr_id);
+	}
+}
+
+/* one round of completion handling; @ms: event-mode wait bound */
+static void progress(struct perf *p, int ms)
+{
+	struct uiw_wc wc[64];
+	int n = cq_wait(p, wc, 64, ms);
+
+	for (int i = 0; i < n; i++)
+		on_wc(p, &wc[i]);
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+
+		if (q->nrepost)
+			flush_reposts(p, q);
+		if (p->server && p->o.test == T_SEND_BW &&
+		    q->uncredited >= (q->nrecv / 4 ? q->nrecv / 4 : 1)) {
+			struct ctrl c = {.type = C_CREDIT, .size = p->size};
+
+			c.credits = q->uncredited;
+			q->uncredited = 0;
+			post_ctrl(p, q, &c);
+		}
+	}
+}
+
+/* ---- setup and teardown ------------------------------------------------ */
+
+static void perf_open(struct perf *p)
+{
+	struct uiw_context_attr a = {0};
+
+	a.mode = p->o.poll ? UIW_CTX_POLLED : UIW_CTX_PROGRESS_THREAD;
+	a.crc = p->o.crc ? UIW_CRC_ON : UIW_CRC_OFF;
+	a.markers = p->o.markers;
+	vcheck(uiw_open_context(&p->ctx, &a), "uiw_open_context");
+	/* the library builds its CRC32C tables on first use (about 1 ms here):
+	 * do it now rather than inside the first timed message */
+	(void)uiw_crc32c("", 0);
+	vcheck(uiw_alloc_pd(p->ctx, &p->pd), "uiw_alloc_pd");
+	if (!p->o.poll)
+		vcheck(uiw_create_comp_channel(p->ctx, &p->ch), "uiw_create_comp_channel");
+}
+
+/* buffers, MR, CQ and QPs, from the (merged) settings */
+static void perf_resources(struct perf *p)
+{
+	const struct opts *o = &p->o;
+	int lat = tests[o->test].lat;
+	size_t per_qp, data_len;
+	unsigned sq, rq;
+	int cqe;
+
+	p->nq = o->qps;
+	p->slot_size = (max_size(o) > PERF_CTRL_LEN ? max_size(o) : PERF_CTRL_LEN);
+	p->slot_size = (p->slot_size + 63) & ~63u;
+	if (lat) {
+		p->nslots = 2;
+	} else if (o->verify) {
+		uint64_t n = PERF_VERIFY_MEM / o->qps / p->slot_size;
+		unsigned depth = o->test == T_SEND_BW && p->server ? o->rx_depth : o->tx_depth;
+
+		p->nslots = (uint32_t)(n < 1 ? 1 : n > depth ? depth : n);
+	} else {
+		p->nslots = 1;
+	}
+	data_len = (size_t)p->nslots * p->slot_size;
+	per_qp = data_len + PERF_CTRL_RX * PERF_CTRL_LEN;
+	per_qp = (per_qp + 4095) & ~(size_t)4095;
+	p->memlen = per_qp * p->nq;
+	p->mem = aligned_alloc(4096, p->memlen);
+	if (!p->mem)
+		die(EXIT_ERR, "cannot allocate %zu bytes of buffers", p->memlen);
+	memset(p->mem, 0, p->memlen);
+	vcheck(uiw_reg_mr(p->pd, p->mem, p->memlen,
+			  UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ,
+			  &p->mr),
+	       "uiw_reg_mr");
+	p->qx = calloc(p->nq, sizeof(*p->qx));
+	if (!p->qx)
+		die(EXIT_ERR, "out of memory");
+
+	sq = o->tx_depth + PERF_CTRL_TX;
+	if (o->test == T_SEND_BW && p->server)
+		rq = o->verify ? (p->nslots < o->rx_depth ? p->nslots : o->rx_depth) : o->rx_depth;
+	else if (o->test == T_SEND_LAT)
+		rq = PERF_LAT_RX;
+	else
+		rq = PERF_CTRL_RX;
+	cqe = (int)(p->nq * (sq + rq) + 16);
+	vcheck(uiw_create_cq(p->ctx, cqe, p, p->ch, &p->cq), "uiw_create_cq");
+
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+		struct uiw_qp_init_attr qa = {0};
+
+		q->idx = i;
+		q->data = p->mem + per_qp * i;
+		q->ctrl = q->data + data_len;
+		q->nrecv = rq;
+		q->recv_data = (o->test == T_SEND_BW && p->server) || o->test == T_SEND_LAT;
+		q->recv_len = q->recv_data ? p->slot_size : PERF_CTRL_LEN;
+		q->repost = calloc(rq, sizeof(*q->repost));
+		if (!q->repost)
+			die(EXIT_ERR, "out of memory");
+		qa.send_cq = p->cq;
+		qa.recv_cq = p->cq;
+		qa.cap.max_send_wr = sq;
+		qa.cap.max_recv_wr = rq;
+		qa.cap.max_send_sge = 1;
+		qa.cap.max_recv_sge = 1;
+		qa.cap.max_inline_data =
+			o->inline_size > PERF_CTRL_LEN ? o->inline_size : PERF_CTRL_LEN;
+		qa.ird = (uint16_t)o->outs;
+		qa.ord = (uint16_t)o->outs;
+		vcheck(uiw_create_qp(p->pd, &qa, &q->qp), "uiw_create_qp");
+		for (unsigned s = 0; s < rq; s++)
+			q->repost[q->nrepost++] = s;
+		flush_reposts(p, q);
+		q->uncredited = 0;
+		/* read tests: the server's slots hold the pattern of their index */
+		if (p->server && o->verify && (o->test == T_READ_BW || o->test == T_READ_LAT)) {
+			for (uint32_t s = 0; s < p->nslots; s++) {
+				pat_fill(slot(p, q, s), pat_seed(i, s), 0, p->slot_size);
+				/* every Read of the slot of message N sees the damage */
+				if (o->inject && (o->inject - 1) % p->nslots == s)
+					maybe_inject(o, o->inject - 1, slot(p, q, s), max_size(o));
+			}
+		}
+	}
+}
+
+static void hello_local(struct perf *p, struct qpx *q, struct hello *h)
+{
+	hello_from_opts(&p->o, h);
+	h->qp_index = (uint16_t)q->idx;
+	h->addr = (uintptr_t)q->data;
+	h->rkey = p->mr->rkey;
+	h->nslots = p->nslots;
+	h->slot_size = p->slot_size;
+	h->recv_posted = q->nrecv;
+}
+
+static void hello_remote(struct perf *p, struct qpx *q, const struct hello *h)
+{
+	q->raddr = h->addr;
+	q->rkey = h->rkey;
+	q->rslots = h->nslots ? h->nslots : 1;
+	q->rslot_size = h->slot_size;
+	q->rrecv = h->recv_posted;
+	if (p->o.test == T_SEND_BW && !p->server)
+		q->credits = h->recv_posted;
+}
+
+static void perf_close(struct perf *p)
+{
+	p->closing = 1;
+	if (p->unacked)
+		uiw_ack_cq_events(p->cq, p->unacked);
+	p->unacked = 0;
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+
+		if (q->id)
+			vcheck(uiw_destroy_id(q->id), "uiw_destroy_id");
+		if (q->qp) {
+			int ret;
+			uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+
+			/* the QP may be destroyed once its connection is dead */
+			while ((ret = uiw_destroy_qp(q->qp)) == -EBUSY && now_ns() < end)
+				usleep(1000);
+			vcheck(ret, "uiw_destroy_qp");
+		}
+		free(q->repost);
+	}
+	if (p->lid)
+		vcheck(uiw_destroy_id(p->lid), "uiw_destroy_id");
+	if (p->mr)
+		vcheck(uiw_dereg_mr(p->mr), "uiw_dereg_mr");
+	if (p->cq)
+		vcheck(uiw_destroy_cq(p->cq), "uiw_destroy_cq");
+	if (p->ch)
+		vcheck(uiw_destroy_comp_channel(p->ch), "uiw_destroy_comp_channel");
+	vcheck(uiw_dealloc_pd(p->pd), "uiw_dealloc_pd");
+	vcheck(uiw_close_context(p->ctx), "uiw_close_context");
+	free(p->mem);
+	free(p->qx);
+	samples_free(&p->smp);
+}
+
+/* wait (bounded) for DISCONNECTED on every connection */
+static void wait_disconnected(struct perf *p)
+{
+	uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	struct uiw_cm_event ev;
+
+	p->closing = 1;
+	for (;;) {
+		unsigned left = 0;
+
+		for (unsigned i = 0; i < p->nq; i++)
+			left += p->qx[i].id && !p->qx[i].disconnected;
+		if (!left || now_ns() >= end)
+			break;
+		if (uiw_get_cm_event(p->ctx, &ev, 100) == 0)
+			handle_cm_event(p, &ev);
+	}
+}
+
+/* ---- the runs ---------------------------------------------------------- */
+
+static void size_reset(struct perf *p, uint32_t size)
+{
+	p->size = size;
+	p->smp.n = 0;
+	p->bytes_done = 0;
+	p->msgs_done = 0;
+	p->t_last = 0;
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+
+		q->posted = q->completed = q->verified = 0;
+		q->rx_msgs = 0;
+		q->rounds_sent = q->rounds_acked = q->round_end = 0;
+		q->fin = q->fin_ack = 0;
+	}
+}
+
+/* window and signaling interval of the bw tests */
+static void bw_window(struct perf *p)
+{
+	const struct opts *o = &p->o;
+	unsigned w = o->tx_depth;
+
+	if (o->verify) {
+		unsigned ls = p->nslots, rs = p->qx[0].rslots;
+
+		if (o->test == T_WRITE_BW)
+			w = ls < rs ? ls : rs;
+		else
+			w = ls;
+		if (w > o->tx_depth)
+			w = o->tx_depth;
+	}
+	p->window = w;
+	p->cq_eff = o->cq_mod < w ? o->cq_mod : w;
+}
+
+/* post as many data WRs on @q as the window, credits and rounds allow */
+static void post_bw(struct perf *p, struct qpx *q)
+{
+	static struct uiw_send_wr wr[PERF_CHAIN_MAX];
+	static struct uiw_sge sge[PERF_CHAIN_MAX];
+	const struct opts *o = &p->o;
+	int wverify = o->verify && o->test == T_WRITE_BW;
+	unsigned n = 0;
+
+	if (wverify && (q->posted == q->round_end || q->posted >= q->target)) {
+		/* the round is out: tell the peer, wait for its verdict */
+		if (q->rounds_sent == q->rounds_acked && q->posted && q->posted == q->completed &&
+		    q->rounds_sent * p->window < q->posted) {
+			struct ctrl c = {.type = C_ROUND, .size = p->size, .slots = p->window};
+
+			c.a = q->rounds_sent * p->window;
+			c.b = q->posted - c.a;
+			post_ctrl(p, q, &c);
+			q->rounds_sent++;
+		}
+		if (q->rounds_acked < q->rounds_sent || q->posted != q->completed)
+			return;
+		if (q->posted < q->target)
+			q->round_end = q->posted + p->window < q->target ? q->posted + p->window
+									 : q->target;
+	}
+	while (n < p->cq_eff && n < PERF_CHAIN_MAX) {
+		uint64_t i = q->posted + n;
+		uint32_t ls = 0, rs = 0;
+
+		if (i >= q->target || i - q->completed >= p->window)
+			break;
+		if (wverify && i >= q->round_end)
+			break;
+		if (o->test == T_SEND_BW && q->credits <= n)
+			break;
+		if (o->verify) {
+			ls = (uint32_t)(i % p->nslots);
+			rs = (uint32_t)(i % q->rslots);
+		}
+		memset(&wr[n], 0, sizeof(wr[n]));
+		sge[n].addr = (uintptr_t)slot(p, q, ls);
+		sge[n].length = p->size;
+		sge[n].lkey = p->mr->lkey;
+		wr[n].wr_id = WRID(K_DATA, q->idx, i);
+		wr[n].sg_list = &sge[n];
+		wr[n].num_sge = 1;
+		if ((i + 1) % p->cq_eff == 0 || i + 1 == q->target ||
+		    (wverify && i + 1 == q->round_end))
+			wr[n].send_flags = UIW_SEND_SIGNALED;
+		if (p->size <= o->inline_size && o->test != T_READ_BW)
+			wr[n].send_flags |= UIW_SEND_INLINE;
+		switch (o->test) {
+		case T_WRITE_BW:
+			wr[n].opcode = UIW_WR_RDMA_WRITE;
+			wr[n].wr.rdma.remote_addr = q->raddr + (uint64_t)rs * q->rslot_size;
+			wr[n].wr.rdma.rkey = q->rkey;
+			break;
+		case T_READ_BW:
+			wr[n].opcode = UIW_WR_RDMA_READ;
+			wr[n].wr.rdma.remote_addr =
+				q->raddr + (uint64_t)(i % q->rslots) * q->rslot_size;
+			wr[n].wr.rdma.rkey = q->rkey;
+			break;
+		default:
+			wr[n].opcode = UIW_WR_SEND;
+			break;
+		}
+		if (o->verify && o->test != T_READ_BW) {
+			pat_fill(slot(p, q, ls), pat_seed(q->idx, i), 0, p->size);
+			maybe_inject(o, i, slot(p, q, ls), p->size);
+		}
+		if (n)
+			wr[n - 1].next = &wr[n];
+		n++;
+	}
+	if (!n)
+		return;
+	vcheck(uiw_post_send(q->qp, wr, NULL), "uiw_post_send");
+	q->posted += n;
+	if (o->test == T_SEND_BW)
+		q->credits -= n;
+}
+
+static int bw_done(struct perf *p)
+{
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+
+		if (q->target == UINT64_MAX || q->completed < q->target)
+			return 0;
+		if (p->o.verify && p->o.test == T_WRITE_BW &&
+		    (q->rounds_sent * p->window < q->posted || q->rounds_acked < q->rounds_sent))
+			return 0;
+	}
+	return 1;
+}
+
+/* client: FIN on every QP, then the FIN_ACKs */
+static void fin_exchange(struct perf *p, struct ctrl *fin)
+{
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+
+		fin->a = q->posted;
+		while (p->o.test == T_SEND_BW && !q->credits)
+			progress(p, 1000);
+		post_ctrl(p, q, fin);
+	}
+	for (;;) {
+		unsigned left = 0;
+
+		for (unsigned i = 0; i < p->nq; i++)
+			left += !p->qx[i].fin_ack;
+		if (!left)
+			break;
+		progress(p, 1000);
+	}
+	p->peer_errors += p->qx[0].ack_msg.errors;
+}
+
+static void client_bw(struct perf *p, uint32_t size, int last)
+{
+	const struct opts *o = &p->o;
+	struct ctrl fin = {.type = C_FIN, .last = (uint8_t)last, .size = size};
+	struct bw_result r;
+	struct progress pg;
+	uint64_t t0, deadline;
+	int stopping = 0;
+
+	size_reset(p, size);
+	bw_window(p);
+	for (unsigned i = 0; i < p->nq; i++)
+		p->qx[i].target = o->duration_us ? UINT64_MAX : o->iters;
+	t0 = now_ns();
+	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
+	progress_init(&pg, o, t0);
+	samples_push(&p->smp, t0, 0);
+	while (!bw_done(p)) {
+		uint64_t t;
+
+		for (unsigned i = 0; i < p->nq; i++)
+			post_bw(p, &p->qx[i]);
+		progress(p, 1000);
+		t = now_ns();
+		if (!stopping && t >= deadline) {
+			/* stop at the next signaled WR of each QP */
+			stopping = 1;
+			for (unsigned i = 0; i < p->nq; i++) {
+				struct qpx *q = &p->qx[i];
+				uint64_t e = (q->posted + p->cq_eff - 1) / p->cq_eff * p->cq_eff;
+
+				q->target = e;
+			}
+		}
+		progress_tick(&pg, o, t, size, p->msgs_done);
+	}
+	bw_compute(&p->smp, size, p->msgs_done, t0, p->t_last ? p->t_last : now_ns(), &r);
+	fin.errors = verify_errors;
+	ctrl_put_bw(&fin, &r);
+	fin_exchange(p, &fin);
+	print_bw(o, &p->sf, 0, &r);
+}
+
+static void server_fin_ack(struct perf *p, int next_size_clear)
+{
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+		struct ctrl ack = {.type = C_FIN_ACK, .size = p->size};
+
+		if (p->o.test == T_SEND_BW) {
+			ack.credits = q->uncredited;
+			q->uncredited = 0;
+		}
+		ack.errors = i == 0 ? verify_errors : 0;
+		if (next_size_clear)
+			q->rx_msgs = 0;
+		post_ctrl(p, q, &ack);
+	}
+}
+
+static int all_fin(struct perf *p)
+{
+	for (unsigned i = 0; i < p->nq; i++)
+		if (!p->qx[i].fin)
+			return 0;
+	return 1;
+}
+
+/* server of the bw tests: serve until FIN on every QP, answer, print */
+static int server_bw(struct perf *p, uint32_t size)
+{
+	struct bw_result r;
+	int last;
+
+	size_reset(p, size);
+	while (!all_fin(p))
+		progress(p, 1000);
+	if (p->qx[0].fin_msg.size != size)
+		die(EXIT_ERR, "client ran size %" PRIu32 ", expected %" PRIu32,
+		    p->qx[0].fin_msg.size, size);
+	if (p->o.test == T_SEND_BW)
+		for (unsigned i = 0; i < p->nq; i++)
+			if (p->qx[i].rx_msgs != p->qx[i].fin_msg.a)
+				die(EXIT_ERR, "QP %u: received %" PRIu64 " messages, sent %" PRIu64,
+				    i, p->qx[i].rx_msgs, p->qx[i].fin_msg.a);
+	last = p->qx[0].fin_msg.last;
+	ctrl_get_bw(&p->qx[0].fin_msg, &r);
+	/* the last receives' credits go back with the FIN_ACK */
+	for (unsigned i = 0; i < p->nq; i++)
+		if (p->qx[i].nrepost)
+			flush_reposts(p, &p->qx[i]);
+	server_fin_ack(p, 1);
+	print_bw(&p->o, &p->sf, 1, &r);
+	return last;
+}
+
+/* ---- latency ----------------------------------------------------------- */
+
+static uint8_t lat_mark(uint64_t i)
+{
+	return (uint8_t)(i % 255 + 1);
+}
+
+static uint8_t load_mark(const uint8_t *b)
+{
+	return __atomic_load_n(b, __ATOMIC_ACQUIRE);
+}
+
+/* the ping (client) or pong (server) of iteration @i */
+static void lat_post(struct perf *p, struct qpx *q, uint64_t i)
+{
+	const struct opts *o = &p->o;
+	struct uiw_send_wr wr[2];
+	struct uiw_sge sge[2];
+	unsigned stream = p->server ? q->idx | STREAM_REPLY : q->idx;
+	uint8_t *src = slot(p, q, 1);
+	int sig = (i + 1) % p->cq_eff == 0;
+
+	memset(wr, 0, sizeof(wr));
+	sge[0].addr = (uintptr_t)src;
+	sge[0].length = p->size;
+	sge[0].lkey = p->mr->lkey;
+	wr[0].wr_id = WRID(K_DATA, q->idx, i);
+	wr[0].sg_list = &sge[0];
+	wr[0].num_sge = 1;
+	if (o->test == T_READ_LAT) {
+		wr[0].opcode = UIW_WR_RDMA_READ;
+		sge[0].addr = (uintptr_t)slot(p, q, 0);
+		wr[0].wr.rdma.remote_addr = q->raddr + (i % q->rslots) * q->rslot_size;
+		wr[0].wr.rdma.rkey = q->rkey;
+		wr[0].send_flags = UIW_SEND_SIGNALED;
+		vcheck(uiw_post_send(q->qp, wr, NULL), "uiw_post_send");
+		q->posted = i + 1;
+		return;
+	}
+	if (o->verify) {
+		pat_fill(src, pat_seed(stream, i), 0, p->size);
+		if (!p->server)
+			maybe_inject(o, i, src, o->test == T_WRITE_LAT ? p->size - 1 : p->size);
+	}
+	if (sig)
+		wr[0].send_flags = UIW_SEND_SIGNALED;
+	if (p->size <= o->inline_size)
+		wr[0].send_flags |= UIW_SEND_INLINE;
+	if (o->test == T_SEND_LAT) {
+		wr[0].opcode = UIW_WR_SEND;
+	} else {
+		src[p->size - 1] = lat_mark(i);
+		wr[0].opcode = UIW_WR_RDMA_WRITE;
+		wr[0].wr.rdma.remote_addr = q->raddr;
+		wr[0].wr.rdma.rkey = q->rkey;
+		if (!o->poll) {
+			/* event mode: a 0-byte Send wakes the peer */
+			wr[0].send_flags &= ~(unsigned)UIW_SEND_SIGNALED;
+			wr[0].next = &wr[1];
+			wr[1].wr_id = WRID(K_DATA, q->idx, i);
+			wr[1].opcode = UIW_WR_SEND;
+			wr[1].send_flags = sig ? UIW_SEND_SIGNALED : 0;
+		}
+	}
+	vcheck(uiw_post_send(q->qp, wr, NULL), "uiw_post_send");
+	q->posted = i + 1;
+}
+
+/* wait for the peer's message @i (or, for the server, a FIN); 1: got it */
+static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
+{
+	const struct opts *o = &p->o;
+	uint8_t *mark = slot(p, q, 0) + p->size - 1;
+	unsigned stream = p->server ? q->idx : q->idx | STREAM_REPLY;
+
+	for (;;) {
+		if (o->test == T_READ_LAT) {
+			if (q->completed > i)
+				return 1;
+		} else if (o->test == T_WRITE_LAT && o->poll) {
+			if (load_mark(mark) == lat_mark(i)) {
+				if (o->verify)
+					verify_msg("write_lat", stream, i, slot(p, q, 0), 0,
+						   p->size - 1);
+				return 1;
+			}
+		} else if (q->rx_msgs > i) {
+			if (o->test == T_WRITE_LAT) {
+				if (load_mark(mark) != lat_mark(i))
+					die(EXIT_ERR,
+					    "write_lat: the Send overtook the Write of "
+					    "iteration %" PRIu64,
+					    i);
+				if (o->verify)
+					verify_msg("write_lat", stream, i, slot(p, q, 0), 0,
+						   p->size - 1);
+			}
+			return 1;
+		}
+		if (q->fin)
+			return 0;
+		/* keep the send queue drained of signaled WRs */
+		progress(p, 1000);
+	}
+}
+
+static void client_lat(struct perf *p, uint32_t size, int last)
+{
+	const struct opts *o = &p->o;
+	struct qpx *q = &p->qx[0];
+	struct ctrl fin = {.type = C_FIN, .last = (uint8_t)last, .size = size};
+	struct lat_result r;
+	struct progress pg;
+	uint64_t t0, deadline, i;
+
+	size_reset(p, size);
+	p->cq_eff =
+		o->cq_mod < o->tx_depth / 2 ? o->cq_mod : (o->tx_depth / 2 ? o->tx_depth / 2 : 1);
+	if (o->test == T_WRITE_LAT)
+		slot(p, q, 0)[size - 1] = 0;
+	t0 = now_ns();
+	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
+	progress_init(&pg, o, t0);
+	for (i = 0;; i++) {
+		uint64_t a, b;
+
+		if (o->duration_us ? now_ns() >= deadline : i >= o->iters)
+			break;
+		a = now_ns();
+		lat_post(p, q, i);
+		if (!lat_wait(p, q, i))
+			die(EXIT_ERR, "server ended the run early");
+		b = now_ns();
+		samples_push(&p->smp, b, o->test == T_READ_LAT ? b - a : (b - a) / 2);
+		progress_tick(&pg, o, b, size, i + 1);
+	}
+	lat_compute(p->smp.v, p->smp.n, size, &r);
+	fin.errors = verify_errors;
+	ctrl_put_lat(&fin, &r);
+	fin_exchange(p, &fin);
+	print_lat(o, &p->sf, 0, &r);
+}
+
+static int server_lat(struct perf *p, uint32_t size)
+{
+	const struct opts *o = &p->o;
+	struct qpx *q = &p->qx[0];
+	struct lat_result r;
+	int last;
+
+	size_reset(p, size);
+	p->cq_eff =
+		o->cq_mod < o->tx_depth / 2 ? o->cq_mod : (o->tx_depth / 2 ? o->tx_depth / 2 : 1);
+	if (o->test != T_READ_LAT) {
+		for (uint64_t i = 0;; i++) {
+			if (!lat_wait(p, q, i))
+				break;
+			lat_post(p, q, i);
+		}
+	}
+	while (!q->fin)
+		progress(p, 1000);
+	if (q->fin_msg.size != size)
+		die(EXIT_ERR, "client ran size %" PRIu32 ", expected %" PRIu32, q->fin_msg.size,
+		    size);
+	last = q->fin_msg.last;
+	ctrl_get_lat(&q->fin_msg, &r);
+	/* write_lat: no stale mark of this size may match the next one */
+	if (o->test == T_WRITE_LAT)
+		memset(slot(p, q, 0), 0, p->slot_size);
+	server_fin_ack(p, 1);
+	print_lat(o, &p->sf, 1, &r);
+	return last;
+}
+
+/* ---- connection setup -------------------------------------------------- */
+
+static void run_verbs_client(struct opts *o)
+{
+	struct perf pf = {0}, *p = &pf;
+	uint32_t sizes[32];
+	unsigned nsizes, established = 0;
+	uint64_t end;
+
+	p->o = *o;
+	sysfacts_get(&p->sf, o);
+	perf_open(p);
+	perf_resources(p);
+	for (unsigned i = 0; i < p->nq; i++) {
+		struct qpx *q = &p->qx[i];
+		struct hello h;
+		uint8_t pd[UIW_PRIVATE_DATA_MAX];
+		struct uiw_conn_param cp = {0};
+		int ret;
+
+		hello_local(p, q, &h);
+		cp.private_data = pd;
+		cp.private_data_len = (uint16_t)hello_encode(&h, pd, sizeof(pd));
+		vcheck(uiw_create_id(p->ctx, q, &q->id), "uiw_create_id");
+		ret = uiw_connect(q->id, o->server, (uint16_t)o->port, q->qp, &cp);
+		if (ret)
+			die(EXIT_ERR, "cannot connect to %s port %u: %s", o->server, o->port,
+			    strerror(-ret));
+	}
+	end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	while (established < p->nq) {
+		struct uiw_cm_event ev;
+		struct hello h;
+		char msg[UIW_PRIVATE_DATA_MAX];
+		struct qpx *q;
+		int ret;
+
+		ret = uiw_get_cm_event(p->ctx, &ev, 200);
+		if (ret == -ETIMEDOUT) {
+			if (now_ns() > end)
+				die(EXIT_ERR, "no answer from %s port %u within %d s", o->server,
+				    o->port, PERF_SETUP_MS / 1000);
+			continue;
+		}
+		vcheck(ret, "uiw_get_cm_event");
+		q = ev.id ? uiw_id_context(ev.id) : NULL;
+		switch (ev.event) {
+		case UIW_CM_EVENT_ESTABLISHED:
+			if (!q)
+				break;
+			if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg)))
+				die(EXIT_ERR, "the server at %s port %u is not a uiw-perf server",
+				    o->server, o->port);
+			if (h.test != o->test)
+				die(EXIT_ERR, "the server runs %s",
+				    h.test < T_COUNT ? tests[h.test].name : "?");
+			hello_remote(p, q, &h);
+			q->established = 1;
+			established++;
+			break;
+		case UIW_CM_EVENT_REJECTED:
+			if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg)) ==
+			    1)
+				die(EXIT_ERR, "the server refused: %s", msg);
+			die(EXIT_ERR, "connection to %s port %u rejected", o->server, o->port);
+		case UIW_CM_EVENT_UNREACHABLE:
+		case UIW_CM_EVENT_CONNECT_ERROR:
+			die(EXIT_ERR, "cannot connect to %s port %u: %s (%s)", o->server, o->port,
+			    ev.status ? strerror(-ev.status) : "failed", uiw_event_str(ev.event));
+		default:
+			handle_cm_event(p, &ev);
+		}
+	}
+	if (p->qx[0].rslot_size < max_size(o))
+		die(EXIT_ERR, "the server's buffer is too small");
+	print_header(o, &p->sf, 0);
+	nsizes = run_sizes(o, sizes);
+	for (unsigned k = 0; k < nsizes; k++) {
+		if (tests[o->test].lat)
+			client_lat(p, sizes[k], k + 1 == nsizes);
+		else
+			client_bw(p, sizes[k], k + 1 == nsizes);
+	}
+	print_footer(o);
+	p->closing = 1;
+	for (unsigned i = 0; i < p->nq; i++)
+		uiw_disconnect(p->qx[i].id);
+	wait_disconnected(p);
+	perf_close(p);
+	if (verify_errors || p->peer_errors)
+		die(EXIT_VERIFY,
+		    "VERIFY FAILED: %" PRIu64 " mismatches here, %" PRIu64 " at the server",
+		    verify_errors, p->peer_errors);
+}
+
+static void listening_line(const struct opts *o, unsigned port)
+{
+	if (o->json)
+		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n", o->bind, port);
+	else
+		printf("%s: listening on %s port %u\n", prog, o->bind, port);
+	fflush(stdout);
+}
+
+static void server_reject(struct perf *p, struct uiw_cm_id *id, const char *why)
+{
+	uint8_t pd[UIW_PRIVATE_DATA_MAX];
+	size_t n = reject_encode(why, pd, sizeof(pd));
+	uint64_t end = now_ns() + 300000000ull;
+	struct uiw_cm_event ev;
+
+	uiw_reject(id, pd, (uint16_t)n);
+	/* give the engine time to send the Reject before we go */
+	while (now_ns() < end)
+		uiw_get_cm_event(p->ctx, &ev, 50);
+}
+
+static void run_verbs_server(struct opts *o)
+{
+	struct perf pf = {0}, *p = &pf;
+	uint32_t sizes[32];
+	unsigned nsizes, accepted = 0, established = 0;
+	uint64_t end = UINT64_MAX;
+	int have = 0;
+
+	p->server = 1;
+	p->o = *o;
+	sysfacts_get(&p->sf, o);
+	perf_open(p);
+	vcheck(uiw_create_id(p->ctx, NULL, &p->lid), "uiw_create_id");
+	{
+		int ret = uiw_listen(p->lid, o->bind, (uint16_t)o->port, 64);
+
+		if (ret)
+			die(EXIT_ERR, "cannot listen on %s port %u: %s", o->bind, o->port,
+			    strerror(-ret));
+	}
+	listening_line(o, uiw_get_port(p->lid));
+	while (!have || established < p->nq) {
+		struct uiw_cm_event ev;
+		struct hello h;
+		char msg[256];
+		struct qpx *q;
+		int ret = uiw_get_cm_event(p->ctx, &ev, have ? 200 : -1);
+
+		if (ret == -ETIMEDOUT) {
+			if (now_ns() > end)
+				die(EXIT_ERR, "the client opened %u of %u connections", accepted,
+				    p->nq);
+			continue;
+		}
+		vcheck(ret, "uiw_get_cm_event");
+		if (ev.event == UIW_CM_EVENT_ESTABLISHED) {
+			for (unsigned i = 0; i < p->nq; i++)
+				if (p->qx[i].id == ev.id && !p->qx[i].established) {
+					p->qx[i].established = 1;
+					established++;
+				}
+			continue;
+		}
+		if (ev.event != UIW_CM_EVENT_CONNECT_REQUEST) {
+			if (ev.event == UIW_CM_EVENT_DISCONNECTED && have)
+				die(EXIT_ERR, "a connection closed during setup");
+			continue;
+		}
+		if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg))) {
+			fprintf(stderr, "%s: refusing a connection that is not from uiw-perf\n",
+				prog);
+			uiw_reject(ev.id, NULL, 0);
+			uiw_destroy_id(ev.id);
+			continue;
+		}
+		if (!have) {
+			if (settings_merge(&p->o, &h, msg, sizeof(msg))) {
+				server_reject(p, ev.id, msg);
+				die(EXIT_ERR, "%s", msg);
+			}
+			perf_resources(p);
+			have = 1;
+			end = now_ns() + PERF_SETUP_MS * 1000000ull;
+		} else if (h.session != p->o.session || h.qp_index >= p->nq ||
+			   p->qx[h.qp_index].id) {
+			server_reject(p, ev.id, "server busy");
+			uiw_destroy_id(ev.id);
+			continue;
+		}
+		if (h.qp_index >= p->nq)
+			die(EXIT_ERR, "bad QP index from the client");
+		q = &p->qx[h.qp_index];
+		q->id = ev.id;
+		hello_remote(p, q, &h);
+		{
+			struct hello mine;
+			uint8_t pd[UIW_PRIVATE_DATA_MAX];
+			struct uiw_conn_param cp = {0};
+
+			hello_local(p, q, &mine);
+			cp.private_data = pd;
+			cp.private_data_len = (uint16_t)hello_encode(&mine, pd, sizeof(pd));
+			vcheck(uiw_accept(q->id, q->qp, &cp), "uiw_accept");
+		}
+		accepted++;
+	}
+	print_header(&p->o, &p->sf, 1);
+	nsizes = run_sizes(&p->o, sizes);
+	for (unsigned k = 0; k < nsizes; k++) {
+		int last = tests[p->o.test].lat ? server_lat(p, sizes[k]) : server_bw(p, sizes[k]);
+
+		if (last != (k + 1 == nsizes))
+			die(EXIT_ERR, "the client's run and ours disagree on the sizes");
+	}
+	print_footer(&p->o);
+	wait_disconnected(p);
+	perf_close(p);
+	if (verify_errors || p->peer_errors)
+		die(EXIT_VERIFY,
+		    "VERIFY FAILED: %" PRIu64 " mismatches here, %" PRIu64 " at the client",
+		    verify_errors, p->peer_errors);
+}
+
+/* ---- raw TCP baseline -------------------------------------------------- */
+
+static void tcp_sockopts(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+/* all of @n bytes; @spin: busy-poll a non-blocking socket.  0, 1 on EOF, -errno */
+static int read_full(int fd, void *buf, size_t n, int spin)
+{
+	uint8_t *b = buf;
+
+	while (n) {
+		ssize_t r = recv(fd, b, n, spin ? MSG_DONTWAIT : 0);
+
+		if (r > 0) {
+			b += r;
+			n -= (size_t)r;
+		} else if (r == 0) {
+			return 1;
+		} else if (errno != EINTR && errno != EAGAIN) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n, int spin)
+{
+	const uint8_t *b = buf;
+
+	while (n) {
+		ssize_t r = send(fd, b, n, MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
+
+		if (r > 0) {
+			b += r;
+			n -= (size_t)r;
+		} else if (r < 0 && errno != EINTR && errno != EAGAIN) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+struct tcp_frame {
+	uint8_t kind; /* 1 ok, 2 error, 3 result */
+	uint64_t bytes, errors;
+	char msg[200];
+};
+
+static void frame_send(int fd, const struct tcp_frame *f)
+{
+	uint8_t buf[PERF_TCP_FRAME] = {0};
+	struct wbuf w = {buf, 0, sizeof(buf)};
+
+	w_u32(&w, PERF_FRAME_MAGIC);
+	w_u8(&w, f->kind);
+	w_u64(&w, f->bytes);
+	w_u64(&w, f->errors);
+	w_bytes(&w, f->msg, sizeof(f->msg));
+	if (write_full(fd, buf, sizeof(buf), 0))
+		die(EXIT_ERR, "TCP: cannot send to the peer: %s", strerror(errno));
+}
+
+static int frame_recv(int fd, struct tcp_frame *f)
+{
+	uint8_t buf[PERF_TCP_FRAME];
+	struct rbuf r = {buf, sizeof(buf), 0, 0};
+
+	if (read_full(fd, buf, sizeof(buf), 0))
+		return -1;
+	if (r_u32(&r) != PERF_FRAME_MAGIC)
+		return -1;
+	f->kind = r_u8(&r);
+	f->bytes = r_u64(&r);
+	f->errors = r_u64(&r);
+	r_bytes(&r, f->msg, sizeof(f->msg));
+	f->msg[sizeof(f->msg) - 1] = 0;
+	return r.err ? -1 : 0;
+}
+
+/* the congestion control the data socket really uses */
+static void tcp_facts(int fd, struct sysfacts *s)
+{
+	char cc[32] = {0};
+	socklen_t cl = sizeof(cc) - 1;
+
+	if (!getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl))
+		snprintf(s->cc, sizeof(s->cc), "%s", cc);
+}
+
+static int tcp_connect(const char *host, unsigned port)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	char serv[8];
+	int fd, r;
+
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(serv, sizeof(serv), "%u", port);
+	r = getaddrinfo(host, serv, &hints, &res);
+	if (r)
+		die(EXIT_ERR, "%s: %s", host, gai_strerror(r));
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen))
+		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(errno));
+	freeaddrinfo(res);
+	tcp_sockopts(fd);
+	return fd;
+}
+
+static int tcp_listen(const char *addr, unsigned port, unsigned *bound)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char serv[8];
+	int fd, one = 1, r;
+
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	snprintf(serv, sizeof(serv), "%u", port);
+	r = getaddrinfo(addr, serv, &hints, &res);
+	if (r)
+		die(EXIT_ERR, "%s: %s", addr, gai_strerror(r));
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die(EXIT_ERR, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl))
+		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr, port, strerror(errno));
+	freeaddrinfo(res);
+	*bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						: ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+/* client side of one tcp_bw size over @fds */
+static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t size,
+			struct bw_result *r)
+{
+	uint8_t **buf = calloc(n, sizeof(*buf));
+	uint64_t *msg = calloc(n, sizeof(*msg)), *off = calloc(n, sizeof(*off));
+	uint64_t t0, deadline, total = 0, tlast;
+	struct samples smp = {0};
+	struct progress pg;
+	int stop = 0, spin = o->poll || n > 1;
+
+	if (!buf || !msg || !off)
+		die(EXIT_ERR, "out of memory");
+	for (unsigned c = 0; c < n; c++) {
+		buf[c] = malloc(size);
+		if (!buf[c])
+			die(EXIT_ERR, "out of memory");
+		memset(buf[c], 0xa5, size);
+		if (spin)
+			set_nonblock(fds[c], 1);
+	}
+	t0 = now_ns();
+	tlast = t0;
+	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
+	progress_init(&pg, o, t0);
+	samples_push(&smp, t0, 0);
+	for (;;) {
+		unsigned active = 0;
+		struct pollfd pfd[PERF_MAX_QPS];
+
+		for (unsigned c = 0; c < n; c++) {
+			ssize_t w;
+
+			if (off[c] == 0) {
+				/* start message msg[c]? */
+				if (stop || (!o->duration_us && msg[c] >= o->iters))
+					continue;
+				if (o->verify) {
+					pat_fill(buf[c], pat_seed(c, msg[c]), 0, size);
+					maybe_inject(o, msg[c], buf[c], size);
+				}
+			}
+			active++;
+			/* one send() call per message (its remainder after a short write) */
+			w = send(fds[c], buf[c] + off[c], size - off[c],
+				 MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
+			if (w < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					continue;
+				die(EXIT_ERR, "TCP send: %s", strerror(errno));
+			}
+			off[c] += (uint64_t)w;
+			if (off[c] == size) {
+				off[c] = 0;
+				msg[c]++;
+				total++;
+				tlast = now_ns();
+				if (total % o->cq_mod == 0)
+					samples_push(&smp, tlast, total * size);
+			}
+		}
+		if (!active)
+			break;
+		if (!stop && o->duration_us) {
+			uint64_t t = now_ns();
+
+			if (t >= deadline)
+				stop = 1;
+			progress_tick(&pg, o, t, size, total);
+		}
+		if (n > 1 && !o->poll) {
+			/* wait until a socket takes more */
+			for (unsigned c = 0; c < n; c++)
+				pfd[c] = (struct pollfd){.fd = fds[c], .events = POLLOUT};
+			poll(pfd, n, 100);
+		}
+	}
+	samples_push(&smp, tlast, total * size);
+	bw_compute(&smp, size, total, t0, tlast, r);
+	samples_free(&smp);
+	for (unsigned c = 0; c < n; c++) {
+		free(buf[c]);
+		set_nonblock(fds[c], 0);
+	}
+	free(buf);
+	free(msg);
+	free(off);
+}
+
+/* server side of one tcp_bw size: read until EOF on all @fds */
+static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t size, uint64_t *bytes,
+			uint64_t *t_first, uint64_t *t_end)
+{
+	uint8_t *buf = malloc(PERF_TCP_RXBUF);
+	uint64_t *pos = calloc(n, sizeof(*pos));
+	int *open = calloc(n, sizeof(*open));
+	unsigned nopen = n;
+	int spin = o->poll || n > 1;
+
+	if (!buf || !pos || !open)
+		die(EXIT_ERR, "out of memory");
+	*t_first = 0;
+	for (unsigned c = 0; c < n; c++) {
+		open[c] = 1;
+		if (spin)
+			set_nonblock(fds[c], 1);
+	}
+	while (nopen) {
+		struct pollfd pfd[PERF_MAX_QPS];
+
+		if (n > 1 && !o->poll) {
+			for (unsigned c = 0; c < n; c++)
+				pfd[c] = (struct pollfd){.fd = open[c] ? fds[c] : -1,
+							 .events = POLLIN};
+			poll(pfd, n, 1000);
+		}
+		for (unsigned c = 0; c < n; c++) {
+			ssize_t r;
+
+			if (!open[c])
+				continue;
+			r = recv(fds[c], buf, PERF_TCP_RXBUF, spin ? MSG_DONTWAIT : 0);
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					continue;
+				die(EXIT_ERR, "TCP recv: %s", strerror(errno));
+			}
+			if (r == 0) {
+				open[c] = 0;
+				nopen--;
+				continue;
+			}
+			if (!*t_first)
+				*t_first = now_ns();
+			if (o->verify) {
+				/* the stream is messages of @size: check each piece */
+				uint64_t p0 = pos[c];
+				size_t done = 0;
+
+				while (done < (size_t)r) {
+					uint64_t m = (p0 + done) / size, mo = (p0 + done) % size;
+					size_t k = size - mo < (size_t)r - done ? size - mo
+										: (size_t)r - done;
+
+					verify_msg("tcp_bw", c, m, buf + done, mo, k);
+					done += k;
+				}
+			}
+			pos[c] += (uint64_t)r;
+		}
+	}
+	*t_end = now_ns();
+	*bytes = 0;
+	for (unsigned c = 0; c < n; c++) {
+		*bytes += pos[c];
+		set_nonblock(fds[c], 0);
+	}
+	free(buf);
+	free(pos);
+	free(open);
+}
+
+static void tcp_lat_client(const struct opts *o, int fd, uint32_t size, struct lat_result *r)
+{
+	uint8_t *tx = malloc(size), *rx = malloc(size);
+	struct samples smp = {0};
+	struct progress pg;
+	uint64_t t0, deadline;
+
+	if (!tx || !rx)
+		die(EXIT_ERR, "out of memory");
+	memset(tx, 0xa5, size);
+	if (o->poll)
+		set_nonblock(fd, 1);
+	t0 = now_ns();
+	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
+	progress_init(&pg, o, t0);
+	for (uint64_t i = 0;; i++) {
+		uint64_t a, b;
+
+		if (o->duration_us ? now_ns() >= deadline : i >= o->iters)
+			break;
+		if (o->verify) {
+			pat_fill(tx, pat_seed(0, i), 0, size);
+			maybe_inject(o, i, tx, size);
+		}
+		a = now_ns();
+		if (write_full(fd, tx, size, o->poll))
+			die(EXIT_ERR, "TCP send: %s", strerror(errno));
+		if (read_full(fd, rx, size, o->poll))
+			die(EXIT_ERR, "TCP: the server closed the connection");
+		b = now_ns();
+		if (o->verify)
+			verify_msg("tcp_lat", STREAM_REPLY, i, rx, 0, size);
+		samples_push(&smp, b, (b - a) / 2);
+		progress_tick(&pg, o, b, size, i + 1);
+	}
+	if (o->poll)
+		set_nonblock(fd, 0);
+	lat_compute(smp.v, smp.n, size, r);
+	samples_free(&smp);
+	free(tx);
+	free(rx);
+}
+
+static uint64_t tcp_lat_server(const struct opts *o, int fd, uint32_t size)
+{
+	uint8_t *buf = malloc(size);
+	uint64_t i;
+
+	if (!buf)
+		die(EXIT_ERR, "out of memory");
+	if (o->poll)
+		set_nonblock(fd, 1);
+	for (i = 0;; i++) {
+		int r = read_full(fd, buf, size, o->poll);
+
+		if (r == 1)
+			break;
+		if (r < 0)
+			die(EXIT_ERR, "TCP recv: %s", strerror(-r));
+		if (o->verify) {
+			verify_msg("tcp_lat", 0, i, buf, 0, size);
+			pat_fill(buf, pat_seed(STREAM_REPLY, i), 0, size);
+		}
+		if (write_full(fd, buf, size, o->poll))
+			die(EXIT_ERR, "TCP send: %s", strerror(errno));
+	}
+	if (o->poll)
+		set_nonblock(fd, 0);
+	free(buf);
+	return i;
+}
+
+static void run_tcp_client(struct opts *o)
+{
+	struct sysfacts sf;
+	uint32_t sizes[32];
+	unsigned nsizes = run_sizes(o, sizes);
+	int fds[PERF_MAX_QPS];
+	uint64_t peer_errors = 0;
+
+	sysfacts_get(&sf, o);
+	for (unsigned k = 0; k < nsizes; k++) {
+		struct hello h;
+		struct tcp_frame f;
+		uint8_t buf[PERF_TCP_FRAME] = {0};
+
+		for (unsigned c = 0; c < o->qps; c++) {
+			fds[c] = tcp_connect(o->server, o->port);
+			hello_from_opts(o, &h);
+			h.qp_index = (uint16_t)c;
+			h.size = sizes[k];
+			h.addr = k + 1 == nsizes; /* TCP: the last size */
+			hello_encode(&h, buf, sizeof(buf));
+			if (write_full(fds[c], buf, sizeof(buf), 0))
+				die(EXIT_ERR, "TCP: cannot send to the server: %s",
+				    strerror(errno));
+			if (frame_recv(fds[c], &f))
+				die(EXIT_ERR,
+				    "TCP: the server at %s port %u did not answer (is it "
+				    "a uiw-perf %s server?)",
+				    o->server, o->port, tests[o->test].name);
+			if (f.kind != 1)
+				die(EXIT_ERR, "the server refused: %s", f.msg);
+		}
+		if (k == 0) {
+			tcp_facts(fds[0], &sf);
+			print_header(o, &sf, 0);
+		}
+		if (o->test == T_TCP_BW) {
+			struct bw_result r;
+
+			tcp_bw_send(o, fds, o->qps, sizes[k], &r);
+			for (unsigned c = 0; c < o->qps; c++)
+				shutdown(fds[c], SHUT_WR);
+			for (unsigned c = 0; c < o->qps; c++) {
+				if (frame_recv(fds[c], &f) || f.kind != 3)
+					die(EXIT_ERR, "TCP: no result from the server");
+				peer_errors += f.errors;
+				close(fds[c]);
+			}
+			print_bw(o, &sf, 0, &r);
+		} else {
+			struct lat_result r;
+
+			tcp_lat_client(o, fds[0], sizes[k], &r);
+			shutdown(fds[0], SHUT_WR);
+			if (frame_recv(fds[0], &f) || f.kind != 3)
+				die(EXIT_ERR, "TCP: no result from the server");
+			peer_errors += f.errors;
+			close(fds[0]);
+			print_lat(o, &sf, 0, &r);
+		}
+	}
+	print_footer(o);
+	if (verify_errors || peer_errors)
+		die(EXIT_VERIFY,
+		    "VERIFY FAILED: %" PRIu64 " mismatches here, %" PRIu64 " at the server",
+		    verify_errors, peer_errors);
+}
+
+/* read a hello from a new connection; settings merged on the first */
+static void tcp_server_hello(struct opts *o, int fd, int first, uint32_t size, int *last)
+{
+	uint8_t buf[PERF_TCP_FRAME];
+	struct hello h;
+	struct tcp_frame f = {0};
+	char msg[256];
+
+	/* the magic first: an MPA Request ("MPA ID Req Frame") is shorter than a hello */
+	if (read_full(fd, buf, 8, 0) || memcmp(buf, PERF_PD_MAGIC, 8)) {
+		close(fd);
+		die(EXIT_ERR, "TCP: a connection that is not from a uiw-perf %s client%s",
+		    tests[o->test].name,
+		    memcmp(buf, "MPA ID R", 8) ? "" : " (an MPA Request: a uiwarp test?)");
+	}
+	if (read_full(fd, buf + 8, sizeof(buf) - 8, 0) ||
+	    pd_decode(buf, sizeof(buf), &h, msg, sizeof(msg)))
+		die(EXIT_ERR, "TCP: a connection that is not from uiw-perf");
+	if (first) {
+		if (settings_merge(o, &h, msg, sizeof(msg))) {
+			f.kind = 2;
+			snprintf(f.msg, sizeof(f.msg), "%.199s", msg);
+			frame_send(fd, &f);
+			die(EXIT_ERR, "%s", msg);
+		}
+	} else if (h.session != o->session || h.size != size || h.qp_index >= o->qps) {
+		f.kind = 2;
+		snprintf(f.msg, sizeof(f.msg), "unexpected connection (another client?)");
+		frame_send(fd, &f);
+		die(EXIT_ERR, "TCP: unexpected connection");
+	}
+	*last = h.addr != 0;
+	f.kind = 1;
+	frame_send(fd, &f);
+}
+
+static void run_tcp_server(struct opts *o)
+{
+	struct sysfacts sf;
+	unsigned port;
+	int lfd = tcp_listen(o->bind, o->port, &port);
+	int fds[PERF_MAX_QPS];
+	uint32_t sizes[32];
+	unsigned nsizes = 1;
+	uint64_t errors_before;
+
+	sysfacts_get(&sf, o);
+	listening_line(o, port);
+	for (unsigned k = 0; k < nsizes; k++) {
+		int last = 0;
+
+		for (unsigned c = 0; c < o->qps; c++) {
+			fds[c] = accept(lfd, NULL, NULL);
+			if (fds[c] < 0)
+				die(EXIT_ERR, "accept: %s", strerror(errno));
+			tcp_sockopts(fds[c]);
+			tcp_server_hello(o, fds[c], k == 0 && c == 0, k || c ? sizes[k] : 0, &last);
+			if (k == 0 && c == 0) {
+				nsizes = run_sizes(o, sizes);
+				tcp_facts(fds[0], &sf);
+				print_header(o, &sf, 1);
+			}
+		}
+		if (last != (k + 1 == nsizes))
+			die(EXIT_ERR, "the client's run and ours disagree on the sizes");
+		errors_before = verify_errors;
+		if (o->test == T_TCP_BW) {
+			struct bw_result r;
+			uint64_t bytes, t1, t2;
+
+			tcp_bw_recv(o, fds, o->qps, sizes[k], &bytes, &t1, &t2);
+			for (unsigned c = 0; c < o->qps; c++) {
+				struct tcp_frame f = {.kind = 3, .bytes = bytes};
+
+				f.errors = c == 0 ? verify_errors - errors_before : 0;
+				frame_send(fds[c], &f);
+				close(fds[c]);
+			}
+			/* the server's view: first byte to EOF */
+			memset(&r, 0, sizeof(r));
+			bw_compute(&(struct samples){0}, sizes[k], bytes / sizes[k], t1, t2, &r);
+			print_bw(o, &sf, 1, &r);
+		} else {
+			struct tcp_frame f = {.kind = 3};
+			struct lat_result r = {.size = sizes[k]};
+
+			r.iters = tcp_lat_server(o, fds[0], sizes[k]);
+			f.errors = verify_errors - errors_before;
+			frame_send(fds[0], &f);
+			close(fds[0]);
+			if (o->json)
+				print_lat(o, &sf, 1, &r);
+			else
+				printf(" %-9" PRIu32 " %-12" PRIu64 " (round trips served; "
+				       "latency: see the client)\n",
+				       r.size, r.iters);
+		}
+	}
+	print_footer(o);
+	close(lfd);
+	if (verify_errors)
+		die(EXIT_VERIFY, "VERIFY FAILED: %" PRIu64 " mismatches", verify_errors);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &o);
+	if (tests[o.test].tcp) {
+		if (o.server)
+			run_tcp_client(&o);
+		else
+			run_tcp_server(&o);
+	} else {
+		if (o.server)
+			run_verbs_client(&o);
+		else
+			run_verbs_server(&o);
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,186 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# uiw-perf smoke test (make check): every test name with --verify and a small
+# -n in event and poll mode, tcp_bw/tcp_lat, -q, -a, -D, --json output that
+# parses, a settings mismatch and a detected corruption (--inject-error).
+# Environment: UIW_BIN (directory of uiw-perf), UIW_SAN (non-empty under
+# sanitizers: smaller counts).  Exit 0 pass, 77 skip, else fail.
+
+BIN=${UIW_BIN:-build/bin}
+PERF=$BIN/uiw-perf
+
+if [ ! -x "$PERF" ]; then
+	echo "skip: $PERF not built"
+	exit 77
+fi
+if ! command -v timeout >/dev/null 2>&1; then
+	echo "skip: timeout(1) not available"
+	exit 77
+fi
+
+if [ -n "$UIW_SAN" ]; then
+	N=20
+	NL=50
+else
+	N=200
+	NL=300
+fi
+LIMIT=20
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-perf-test.XXXXXX") || exit 1
+# the processes running now (reaped ones are removed: their ids may be reused)
+SPID=""
+CPID=""
+cleanup() {
+	for p in $CPID $SPID; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+FAIL=0
+NRUN=0
+fail() {
+	echo "FAIL: $*"
+	for f in "$TMP"/last.*; do
+		[ -s "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }
+	done
+	FAIL=1
+}
+
+# pair "SERVER ARGS" "CLIENT ARGS": sets CRC and SRC (exit statuses); the
+# outputs are in $TMP/last.{srv,srv.err,cli,cli.err}
+pair() {
+	NRUN=$((NRUN + 1))
+	rm -f "$TMP"/last.*
+	# shellcheck disable=SC2086
+	timeout "$LIMIT" "$PERF" $1 -p 0 >"$TMP/last.srv" 2>"$TMP/last.srv.err" &
+	SPID=$!
+	port=""
+	i=0
+	while [ $i -lt 100 ]; do
+		# text: "uiw-perf: listening on ADDR port N"; --json: {"event":"listening",...}
+		port=$(sed -n -e 's/^uiw-perf: listening on .* port \([0-9][0-9]*\)$/\1/p' \
+			-e 's/^{"event":"listening".*"port":\([0-9][0-9]*\)}$/\1/p' \
+			"$TMP/last.srv" 2>/dev/null)
+		[ -n "$port" ] && break
+		kill -0 "$SPID" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -z "$port" ]; then
+		CRC=99
+		kill "$SPID" 2>/dev/null
+		wait "$SPID"
+		SRC=$?
+		SPID=""
+		return
+	fi
+	# shellcheck disable=SC2086
+	timeout "$LIMIT" "$PERF" $2 -p "$port" 127.0.0.1 >"$TMP/last.cli" \
+		2>"$TMP/last.cli.err" &
+	CPID=$!
+	wait "$CPID"
+	CRC=$?
+	CPID=""
+	wait "$SPID"
+	SRC=$?
+	SPID=""
+}
+
+# ok "SERVER ARGS" "CLIENT ARGS": both must succeed and print a result row
+ok() {
+	pair "$1" "$2"
+	if [ "$CRC" != 0 ] || [ "$SRC" != 0 ]; then
+		fail "'$2' (client exit $CRC, server exit $SRC)"
+		return 1
+	fi
+	if ! grep -q '#bytes' "$TMP/last.cli" && ! grep -q '^{' "$TMP/last.cli"; then
+		fail "'$2': no result table"
+		return 1
+	fi
+	return 0
+}
+
+# every test, both modes, with verification
+for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+	for m in --event --poll; do
+		case $t in *_lat) n=$NL ;; *) n=$N ;; esac
+		ok "$t $m --verify" "$t $m --verify -n $n"
+	done
+done
+ok "tcp_bw --verify" "tcp_bw --verify -n $N"
+ok "tcp_lat --verify" "tcp_lat --verify -n $NL"
+ok "tcp_lat --poll --verify" "tcp_lat --poll --verify -n $NL"
+
+# several QPs / connections, all sizes, a timed run, MPA options
+ok "write_bw" "write_bw -q 3 --verify -n $N"
+ok "send_bw --poll" "send_bw --poll -q 2 --verify -n $N -s 4096"
+ok "tcp_bw" "tcp_bw -q 2 --verify -n $N"
+ok "send_lat" "send_lat -a -n 3 --verify"
+ok "read_bw --crc off --markers on" "read_bw --crc off --markers on --verify -n $N -s 10000"
+ok "write_bw" "write_bw -D 0.5"
+
+# --json: one parsable object per result line, also for TCP and the server
+if command -v python3 >/dev/null 2>&1; then
+	for t in write_bw send_lat tcp_bw tcp_lat; do
+		if ok "$t --json" "$t --json -n $N -s 64"; then
+			for f in "$TMP/last.cli" "$TMP/last.srv"; do
+				if ! python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+res = [r for r in rows if "bytes" in r]
+assert res, "no result object"
+for r in res:
+    assert r["test"] == sys.argv[2] and r["bytes"] == 64, r
+    assert ("bw_avg_MBps" in r) != ("t_typical_us" in r), r
+' "$f" "$t" >"$TMP/last.py" 2>&1; then
+					fail "$t --json: $f: $(tail -n 1 "$TMP/last.py")"
+				fi
+			done
+		fi
+	done
+else
+	echo "note: python3 missing, --json not checked"
+fi
+
+# a settings mismatch is refused clearly on both sides
+pair "write_bw --crc off" "write_bw -n 10"
+if [ "$CRC" != 1 ] || [ "$SRC" != 1 ] ||
+	! grep -q 'settings differ: --crc' "$TMP/last.cli.err" ||
+	! grep -q 'settings differ: --crc' "$TMP/last.srv.err"; then
+	fail "--crc mismatch not reported (client exit $CRC, server exit $SRC)"
+fi
+pair "read_bw -s 4096" "read_bw -s 8192 -n 10"
+if [ "$CRC" != 1 ] || [ "$SRC" != 1 ] || ! grep -q 'settings differ: size' "$TMP/last.cli.err"
+then
+	fail "size mismatch not reported (client exit $CRC, server exit $SRC)"
+fi
+pair "send_lat" "write_lat -n 10"
+if [ "$CRC" != 1 ] || ! grep -q 'settings differ: test' "$TMP/last.cli.err"; then
+	fail "test-name mismatch not reported (client exit $CRC, server exit $SRC)"
+fi
+
+# --verify catches a corrupted payload (exit status 3 on both sides)
+for t in send_bw write_bw read_bw tcp_bw; do
+	pair "$t --verify" "$t --verify -n 20 --inject-error 5"
+	if [ "$CRC" != 3 ] || [ "$SRC" != 3 ] || ! grep -q 'VERIFY FAILED' "$TMP/last.cli.err" ||
+		! grep -q 'VERIFY FAILED' "$TMP/last.srv.err"; then
+		fail "$t: corruption not detected (client exit $CRC, server exit $SRC)"
+	fi
+done
+
+# usage errors
+"$PERF" nosuch_test >/dev/null 2>&1
+[ $? = 2 ] || fail "unknown test: exit status not 2"
+"$PERF" --help | grep -q -- '--inject-error' || fail "--help incomplete"
+
+if [ $FAIL = 0 ]; then
+	echo "uiw-perf: $NRUN runs passed"
+fi
+exit $FAIL
