@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -624,6 +625,18 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 
 	if (ctx->running)
 		return;
+	if (ctx->ring_disabled) {
+		/* the first thread to turn the engine becomes the ring's only
+		 * submitter (IORING_SETUP_SINGLE_ISSUER) */
+		if (syscall(__NR_io_uring_register, ctx->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+			    NULL, 0) < 0)
+			return;
+		ctx->ring_disabled = 0;
+		ctx->issuer = pthread_self();
+		ctx->has_issuer = 1;
+	} else if (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self())) {
+		return; /* polled mode: another thread owns the ring */
+	}
 	ctx->running = 1;
 	while (*pp) {
 		struct uiw_cm_id *id = *pp;
@@ -685,7 +698,8 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
  * turn the engine meanwhile.  @dl: absolute CLOCK_REALTIME deadline or NULL. */
 int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 {
-	if (ctx->attr.mode == UIW_CTX_POLLED && !ctx->running) {
+	if (ctx->attr.mode == UIW_CTX_POLLED && !ctx->running &&
+	    (!ctx->has_issuer || pthread_equal(ctx->issuer, pthread_self()))) {
 		struct timespec now;
 		uint64_t wait = 10000000ull; /* re-check conditions every 10 ms */
 
@@ -746,7 +760,17 @@ int engine_start(struct uiw_context *ctx)
 		ret = -errno;
 		goto out_efd;
 	}
-	ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring, 0);
+	/* One thread submits (the progress thread, or in polled mode the
+	 * application's): completions are then run as deferred task work when
+	 * that thread asks for events, without the cross-CPU locking and
+	 * wake-ups of the default mode.  Older kernels: plain ring. */
+	ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring,
+				  IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+					  IORING_SETUP_R_DISABLED);
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring, 0);
+	else if (!ret)
+		ctx->ring_disabled = 1; /* the issuer enables it on its first turn */
 	if (ret)
 		goto out_cmefd;
 	if (ctx->attr.mode == UIW_CTX_POLLED)

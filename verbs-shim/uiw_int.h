@@ -47,6 +47,9 @@ struct uiw_context {
 	unsigned npd, ncq, nqp, nid, nch, nsrq;
 	int cm_efd;  /* CM events queued (semaphore eventfd) */
 	int running; /* a thread is inside engine_run() */
+	int ring_disabled;  /* created R_DISABLED: the first turn enables it */
+	int has_issuer;	    /* @issuer is the ring's single submitter */
+	pthread_t issuer;
 };
 
 struct uiw_pd {
