@@ -20,7 +20,10 @@
  * Reads and Writes progress while the application sleeps, as on an RNIC.
  * In polled mode (UIW_CTX_POLLED) there is no thread: uiw_poll_cq(),
  * uiw_get_cm_event() and uiw_get_cq_event() drive the engine, so an
- * application that stops calling them stops its peers too.  Every call
+ * application that stops calling them stops its peers too.  A polled
+ * context belongs to the first thread that turns its engine (its io_uring
+ * is single-issuer): the same calls from other threads only read what is
+ * queued or wait for that thread.  Every call
  * takes the context's mutex for now (the lock-free data path is issue 7);
  * any thread may call any function.
  *
