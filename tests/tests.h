@@ -16,6 +16,7 @@ Suite *rdmap_err_suite(void);
 Suite *verbs_suite(void);
 Suite *verbs_proc_suite(void);
 Suite *verbs_api_suite(void);
+Suite *rpcrdma_hdr_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from
