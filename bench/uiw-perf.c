@@ -130,6 +130,7 @@ struct opts {
 	int crc;     /* 1 on, 0 off */
 	int markers; /* 1 on */
 	int poll;    /* 1: --poll, 0: --event */
+	int app;     /* --progress app: polled context, the application waits in it */
 	int verify;
 	int json;
 	unsigned tx_depth, rx_depth, cq_mod, outs, inline_size;
@@ -175,6 +176,10 @@ static void usage(FILE *f)
 		"      --event            completion channel, blocking (default)\n"
 		"      --poll             polled context: uiw_poll_cq() drives the engine,\n"
 		"                         busy-poll (TCP tests: non-blocking busy-poll)\n"
+		"      --progress thread|app  with --event: who runs the engine: the\n"
+		"                         context's progress thread (default; two wake-ups\n"
+		"                         per message), or the application, blocked in\n"
+		"                         uiw_progress() on a polled context (one wake-up)\n"
 		"      --verify           the receiver (the reader for read tests) checks\n"
 		"                         every payload; mismatch: exit status 3\n"
 		"      --json             one JSON object per result line on stdout (the\n"
@@ -282,6 +287,7 @@ enum {
 	OPT_MARKERS,
 	OPT_POLL,
 	OPT_EVENT,
+	OPT_PROGRESS,
 	OPT_VERIFY,
 	OPT_JSON,
 	OPT_INJECT,
@@ -306,6 +312,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"markers", required_argument, NULL, OPT_MARKERS},
 		{"poll", no_argument, NULL, OPT_POLL},
 		{"event", no_argument, NULL, OPT_EVENT},
+		{"progress", required_argument, NULL, OPT_PROGRESS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
@@ -403,6 +410,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_EVENT:
 			o->poll = 0;
+			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "app"))
+				o->app = 1;
+			else if (!strcmp(optarg, "thread"))
+				o->app = 0;
+			else
+				die(EXIT_USAGE, "--progress takes thread or app, not '%s'", optarg);
 			break;
 		case OPT_VERIFY:
 			o->verify = 1;
@@ -1551,6 +1566,20 @@ static int cq_wait(struct perf *p, struct uiw_wc *wc, int max, int ms)
 		}
 		return 0;
 	}
+	if (p->o.app) {
+		/* the application runs the engine and sleeps in it: what it
+		 * produced is read straight from the CQ (no channel round trip) */
+		int r = uiw_progress(p->ctx, ms);
+
+		if (r)
+			die(EXIT_ERR, "uiw_progress: %s", strerror(-r));
+		n = uiw_poll_cq(p->cq, max, wc);
+		if (n < 0)
+			die(EXIT_ERR, "uiw_poll_cq: %s", strerror(-n));
+		if (!n)
+			cm_check(p);
+		return n;
+	}
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{.fd = p->ch->fd, .events = POLLIN},
@@ -1828,7 +1857,7 @@ static void perf_open(struct perf *p)
 {
 	struct uiw_context_attr a = {0};
 
-	a.mode = p->o.poll ? UIW_CTX_POLLED : UIW_CTX_PROGRESS_THREAD;
+	a.mode = p->o.poll || p->o.app ? UIW_CTX_POLLED : UIW_CTX_PROGRESS_THREAD;
 	a.crc = p->o.crc ? UIW_CRC_ON : UIW_CRC_OFF;
 	a.markers = p->o.markers;
 	vcheck(uiw_open_context(&p->ctx, &a), "uiw_open_context");

@@ -49,13 +49,25 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* turn every polled context once: uiw_progress() (no wait) on even turns,
+ * uiw_poll_cq() on odd ones; both must drive the engine */
 static void pump(void)
 {
+	static unsigned turn;
 	struct uiw_wc wc;
 
-	for (unsigned i = 0; i < 4; i++)
-		if (ta_all[i] && ta_all[i]->cq)
+	turn++;
+	for (unsigned i = 0; i < 4; i++) {
+		if (!ta_all[i] || !ta_all[i]->cq)
+			continue;
+		if (turn & 1) {
 			ck_assert_int_eq(uiw_poll_cq(ta_all[i]->cq, 0, &wc), 0);
+		} else {
+			int r = uiw_progress(ta_all[i]->ctx, 0);
+
+			ck_assert(r == 0 || r == -EINVAL); /* -EINVAL: progress thread */
+		}
+	}
 }
 
 static void side_open(struct ta_side *s, const struct uiw_context_attr *a, int channel)
@@ -556,6 +568,13 @@ START_TEST(test_api_bad_attrs)
 	ck_assert_int_eq(uiw_open_context(&ctx, &a), -EINVAL);
 	a = (struct uiw_context_attr){.rtr = 8};
 	ck_assert_int_eq(uiw_open_context(&ctx, &a), -EINVAL);
+	ck_assert_int_eq(uiw_open_context(&ctx, NULL), 0);
+	ck_assert_int_eq(uiw_progress(ctx, 0), -EINVAL); /* progress-thread mode */
+	ck_assert_int_eq(uiw_close_context(ctx), 0);
+	a = (struct uiw_context_attr){.mode = UIW_CTX_POLLED};
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), 0);
+	ck_assert_int_eq(uiw_progress(ctx, 5), 0); /* nothing in flight: waits 5 ms */
+	ck_assert_int_eq(uiw_close_context(ctx), 0);
 }
 END_TEST
 

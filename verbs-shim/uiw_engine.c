@@ -1230,6 +1230,22 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 	return ret;
 }
 
+int uiw_progress(struct uiw_context *ctx, int timeout_ms)
+{
+	int ret = 0;
+
+	if (ctx->attr.mode != UIW_CTX_POLLED)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->running ||
+	    (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self())))
+		ret = -EBUSY;
+	else
+		engine_run(ctx, timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull);
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
 int uiw_cm_event_fd(struct uiw_context *ctx)
 {
 	return ctx->cm_efd;

@@ -134,6 +134,18 @@ int uiw_open_context(struct uiw_context **ctx, const struct uiw_context_attr *at
  */
 int uiw_close_context(struct uiw_context *ctx);
 
+/**
+ * uiw_progress() - polled mode: turn the engine once, waiting up to
+ * @timeout_ms (0: do not wait; -1: until something happens) for socket
+ * I/O, and place what came.  Completions and CM events it produces can be
+ * taken without waiting afterwards (uiw_poll_cq(), uiw_get_cm_event() with
+ * timeout 0); a completion channel or the CM event fd becomes readable.
+ * This is how a polled application sleeps with one wake-up per message.
+ * Returns 0, -EINVAL in progress-thread mode, -EBUSY when another thread
+ * owns the polled context.
+ */
+int uiw_progress(struct uiw_context *ctx, int timeout_ms);
+
 /* ---- protection domains and memory regions ------------------------------ */
 
 /** uiw_alloc_pd() - a protection domain.  Returns 0, -ENOMEM. */
