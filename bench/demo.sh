@@ -116,6 +116,7 @@ run rd read_bw -s 65536 -D "$SECS"
 run send send_bw -s 65536 -D "$SECS"
 run tcpbw tcp_bw -s 65536 -D "$SECS"
 run lat_ev send_lat -s 8 -D "$LSECS" --event
+run lat_ev_app send_lat -s 8 -D "$LSECS" --event --progress app
 run tcplat_ev tcp_lat -s 8 -D "$LSECS" --event
 run lat_poll send_lat -s 8 -D "$LSECS" --poll
 run wlat_poll write_lat -s 8 -D "$LSECS" --poll
@@ -126,7 +127,9 @@ mss=$(json_field "$TMP/tcpbw.json" mss)
 [ -n "$cc" ] || cc=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)
 echo "TCP congestion control: ${cc:-?}, MSS ${mss:-?} (loopback); CRC on, markers off"
 echo "raw TCP: TCP_NODELAY, one send() per message, 4 MiB recv(); event = blocking calls,"
-echo "poll = non-blocking busy-poll; latency is the median half round trip (t_typical)"
+echo "poll = non-blocking busy-poll; latency is the median half round trip (t_typical);"
+echo "event, thread: the context's progress thread runs the engine; event, app: the"
+echo "application sleeps in uiw_progress() on a polled context"
 echo
 
 # row LABEL UNIT UIW TCP: ratio uiwarp/TCP
@@ -145,7 +148,8 @@ tb=$(bw tcpbw)
 row "RDMA Write bandwidth, 64 KiB" "MB/s" "$(bw write)" "$tb"
 row "RDMA Read bandwidth, 64 KiB" "MB/s" "$(bw rd)" "$tb"
 row "Send bandwidth, 64 KiB" "MB/s" "$(bw send)" "$tb"
-row "Send latency, 8 B, event mode" "usec" "$(lat lat_ev)" "$(lat tcplat_ev)"
+row "Send latency, 8 B, event, thread" "usec" "$(lat lat_ev)" "$(lat tcplat_ev)"
+row "Send latency, 8 B, event, app" "usec" "$(lat lat_ev_app)" "$(lat tcplat_ev)"
 row "Send latency, 8 B, poll mode" "usec" "$(lat lat_poll)" "$(lat tcplat_poll)"
 row "Write latency, 8 B, poll (last byte)" "usec" "$(lat wlat_poll)" "$(lat tcplat_poll)"
 echo
