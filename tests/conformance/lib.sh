@@ -82,7 +82,7 @@ mpa_check() {
 		MPA_WHY="no capture $(basename "$pcap")"
 		return 1
 	fi
-	f=$(tshark -n -r "$pcap" --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa -T fields \
+	f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa -T fields \
 		-E separator=/t -e frame.number -e iwarp_mpa.key.req -e iwarp_mpa.key.rep \
 		-e iwarp_mpa.crc_flag -e iwarp_mpa.marker_flag -e iwarp_mpa.rej_flag \
 		-e iwarp_mpa.rev -e iwarp_mpa.privatedata -e iwarp_mpa.ulpdulength 2>/dev/null) || true
@@ -91,10 +91,10 @@ mpa_check() {
 	nreq=$(printf '%s\n' "$f" | awk -F'\t' '$2 != ""' | grep -c . || true)
 	nrep=$(printf '%s\n' "$f" | awk -F'\t' '$3 != ""' | grep -c . || true)
 	nfpdu=$(printf '%s\n' "$f" | awk -F'\t' '$9 != ""' | grep -c . || true)
-	f=$(tshark -n -r "$pcap" --disable-heuristic rpcrdma_iwarp -O iwarp_mpa 2>/dev/null) || true
+	f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -O iwarp_mpa 2>/dev/null) || true
 	good=$(printf '%s\n' "$f" | grep -c 'Good CRC32' || true)
 	bad=$(printf '%s\n' "$f" | grep -c 'Bad CRC32' || true)
-	badlen=$(tshark -n -r "$pcap" --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa.bad_length 2>/dev/null | grep -c . || true)
+	badlen=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa.bad_length 2>/dev/null | grep -c . || true)
 	{
 		echo "request ($nreq): $req"
 		echo "reply ($nrep): $rep"
