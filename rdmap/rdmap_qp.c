@@ -333,8 +333,9 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 		return -EPIPE;
 	switch (wr->opcode) {
 	case RDMAP_WR_READ:
-		/* one sink buffer: the Read Request carries a single sink STag */
-		if (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))
+		/* one sink buffer: the Read Request carries a single sink STag;
+		 * no SGE is a zero-length Read (sink STag 0, as libibverbs allows) */
+		if (wr->num_sge > 1 || (wr->flags & RDMAP_WR_INLINE))
 			return -EINVAL;
 		if (qp->cfg.ord == 0)
 			return -EINVAL;

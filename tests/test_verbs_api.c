@@ -233,6 +233,16 @@ static void exchange(struct ta_side *srv, struct ta_side *cli, uint64_t seed)
 		srv->mr->rkey, 0);
 	want_ok(cli->cq, UIW_WC_RDMA_READ, 2, n);
 	ck_assert_mem_eq(cli->buf + 131072, cli->buf, n);
+	/* a Read with no SGE: zero length, as libibverbs allows */
+	{
+		struct uiw_send_wr wr = {.wr_id = 9, .opcode = UIW_WR_RDMA_READ,
+					 .send_flags = UIW_SEND_SIGNALED};
+
+		wr.wr.rdma.remote_addr = (uintptr_t)srv->buf;
+		wr.wr.rdma.rkey = srv->mr->rkey;
+		ck_assert_int_eq(uiw_post_send(cli->qp, &wr, NULL), 0);
+		want_ok(cli->cq, UIW_WC_RDMA_READ, 9, 0);
+	}
 	/* Send srv -> cli */
 	post_recv_to(cli, cli->qp, 3, 0, 4096);
 	fill(srv->buf, 3000, seed + 1);

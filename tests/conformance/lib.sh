@@ -71,11 +71,13 @@ hcount() {
 # with C = REQ_C and a Reply with C = REP_C (neither with M or R), FPDUs
 # after them, no FPDU with a bad length, and, when CRCs were negotiated
 # (either C set), CRCs that tshark checks as good and none bad; with
-# PRIVDATA, both frames carry that private data (hex).  Writes
+# PRIVDATA, both frames carry that private data (hex).  When tcpdump
+# missed segments (tshark's tcp.analysis.lost_segment), bad CRCs and
+# lengths are not counted: tshark misframes FPDUs after a gap.  Writes
 # OUT/<pcap name>.mpa.txt.  Returns 0, or 1 with MPA_WHY set.
 mpa_check() {
 	local pcap=$1 want_req=$2 want_rep=$3 want_pd=${4-} txt f nreq nrep nfpdu req rep
-	local good bad badlen crc_on
+	local good bad badlen crc_on lost
 	txt=$OUT/$(basename "$pcap" .pcap).mpa.txt
 	MPA_WHY=
 	if [ ! -s "$pcap" ]; then
@@ -95,13 +97,23 @@ mpa_check() {
 	good=$(printf '%s\n' "$f" | grep -c 'Good CRC32' || true)
 	bad=$(printf '%s\n' "$f" | grep -c 'Bad CRC32' || true)
 	badlen=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa.bad_length 2>/dev/null | grep -c . || true)
+	# segments missing from the capture (tcpdump drops under emulation) make
+	# tshark misframe the FPDUs after them: bad CRCs and lengths then are
+	# artefacts, not traffic
+	lost=$(tshark -n -r "$pcap" -Y tcp.analysis.lost_segment 2>/dev/null | grep -c . || true)
 	{
 		echo "request ($nreq): $req"
 		echo "reply ($nrep): $rep"
 		echo "frames with FPDUs: $nfpdu"
 		echo "CRC checks: good $good, bad $bad"
 		echo "frames with a bad MPA length: $badlen"
+		echo "segments missing from the capture: $lost"
 	} >"$txt"
+	if [ "$lost" != 0 ]; then
+		echo "(with segments missing, bad CRCs and lengths are not counted)" >>"$txt"
+		bad=0
+		badlen=0
+	fi
 	crc_on=0
 	[ "$want_req" = 1 ] || [ "$want_rep" = 1 ] && crc_on=1
 	case "$req" in

@@ -17,7 +17,9 @@
 #      "NAME: PASS", "NAME: FAIL (reason)" or "NAME: SKIP(reason)",
 #      then "conformance: N passed, N failed, N skipped".
 #
-# Without CASE arguments (or UIW_CONFORMANCE_CASES) every case runs; -l
+# Without CASE arguments (or UIW_CONFORMANCE_CASES) every case runs: the
+# fixed cases of ALL_CASES, then the interop-matrix cells of peer/matrix.txt
+# (peer/cells.sh); -l
 # lists them.  When the VM cannot be built or booted (no qemu, packages that
 # cannot be installed, ...) every case is SKIP with the reason, never PASS.
 # Exit status: 1 when any case FAILED, else 0.
@@ -50,19 +52,24 @@ READY_TIMEOUT=${UIW_VM_READY_TIMEOUT:-180}
 # every case, in the order one VM runs them (the param cases reload siw, so
 # they come last; each case loads what it needs, so any subset works)
 ALL_CASES=(siw-smoke uiw-client uiw-client-nocrc uiw-server uiw-server-nocrc
+	ping-u2s-64 ping-u2s-65535 ping-s2u-64 ping-s2u-65535
 	param-defaults param-crc)
 
 # shellcheck source=vm.sh
 . "$here/vm.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=peer/cells.sh
+. "$here/peer/cells.sh"
+cells_load # the interop matrix (peer/matrix.txt): one case per cell
+ALL_CASES+=("${CELLS[@]}")
 
 declare -A RESULT
 
 case_field() { # NAME VAR: a variable a case file sets (desc, ports)
 	(
 		# shellcheck disable=SC1090
-		. "$here/cases/$1.host.sh"
+		. "$(case_file "$1")"
 		eval "printf '%s' \"\${$2-}\""
 	)
 }
@@ -70,7 +77,7 @@ case_field() { # NAME VAR: a variable a case file sets (desc, ports)
 case_has() { # NAME FUNCTION: the case file defines FUNCTION
 	(
 		# shellcheck disable=SC1090
-		. "$here/cases/$1.host.sh"
+		. "$(case_file "$1")"
 		declare -F "$2" >/dev/null
 	)
 }
@@ -102,7 +109,7 @@ main() {
 		cases=("${ALL_CASES[@]}")
 	fi
 	for c in "${cases[@]}"; do
-		[ -f "$here/cases/$c.host.sh" ] || { echo "run.sh: unknown case '$c' (-l lists them)" >&2; return 2; }
+		[ -f "$(case_file "$c")" ] || { echo "run.sh: unknown case '$c' (-l lists them)" >&2; return 2; }
 	done
 	mkdir -p "$R"
 	exec 8>"$B/.run.lock"
@@ -119,6 +126,7 @@ main() {
 		[ -n "$reason" ] || reason="vm-build.sh failed: $(tail -n 1 "$B/build.log")"
 	fi
 	sed 's/^/  /' "$B/build.log"
+	peers_build || true
 	tb=$SECONDS
 	if [ -z "$reason" ] && ! command -v qemu-system-x86_64 >/dev/null; then
 		reason="qemu-system-x86_64 not installed"
@@ -131,14 +139,19 @@ main() {
 			RESULT[$c]="SKIP($reason)"
 			continue
 		fi
-		if r=$(
+		rc=0
+		r=$(
 			# shellcheck disable=SC1090
-			. "$here/cases/$c.host.sh"
+			. "$(case_file "$c")"
 			needs
-		); then
+		) || rc=$?
+		if [ "$rc" = 0 ]; then
 			runnable+=("$c")
 			read -r -a p <<<"$(case_field "$c" ports)"
 			ports+=("${p[@]}")
+		elif [ "$rc" = 2 ]; then
+			# our own code is broken (a peer does not compile): a failure
+			RESULT[$c]="FAIL(${r:-needs() failed})"
 		else
 			RESULT[$c]="SKIP(${r:-needs() refused})"
 		fi
@@ -180,6 +193,7 @@ run_vm() {
 	SYNC_DIR=$vmdir/sync
 	cp "$here/guest/lib.sh" "$vmdir/guest-lib.sh"
 	cp "$here"/cases/*.guest.sh "$vmdir/cases/"
+	cells_guest_files "$vmdir" "${cases[@]}"
 	{
 		echo "# written by tests/conformance/run.sh; run by the guest's /init"
 		echo "run_case() {"
@@ -253,7 +267,7 @@ run_host_part() {
 		OUT=$R/$c
 		trap hbg_kill EXIT
 		# shellcheck disable=SC1090
-		. "$here/cases/$c.host.sh"
+		. "$(case_file "$c")"
 		host_run
 	) </dev/null &
 	hp=$!
@@ -297,7 +311,7 @@ case_verdict() {
 		CASE=$c
 		OUT=$R/$c
 		# shellcheck disable=SC1090
-		. "$here/cases/$c.host.sh"
+		. "$(case_file "$c")"
 		if declare -F host_check >/dev/null; then
 			host_check
 		fi

@@ -1,15 +1,15 @@
 # uiw-client (guest, busybox sh): rping -s -v -V on 10.0.2.15:PORT (stock
-# shellcheck shell=sh disable=SC1091,SC2034
+# shellcheck shell=sh disable=SC1091,SC2034,SC2086
 # siw), once per round, for the host's uiw-ping -c; capture on eth0.
 # PORT (7201) and ROUNDS (1) may be set by a case that sources this file.
 . /share/_vm/guest-lib.sh
-: "${PORT:=7201}" "${ROUNDS:=1}" "${COUNT:=10}"
+: "${PORT:=7201}" "${ROUNDS:=1}" "${COUNT:=10}" "${RPING_OPTS:=}"
 use_siw stock || fail "cannot load the stock siw.ko"
 cap_start "$CASE" eth0 tcp port "$PORT" || fail "tcpdump did not start"
 why=
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
-	bg_start "$OUT/rping-server.$i.log" timeout 150 "$RPING" -s -a "$GUEST_IP" -p "$PORT" -v -V
+	bg_start "$OUT/rping-server.$i.log" timeout 150 "$RPING" -s -a "$GUEST_IP" -p "$PORT" -v -V $RPING_OPTS
 	spid=$BG_PID
 	if ! wait_listen "$PORT" 20; then
 		why="round $i: rping -s did not listen on $PORT"

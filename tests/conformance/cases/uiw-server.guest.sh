@@ -1,9 +1,9 @@
 # uiw-server (guest, busybox sh): rping -c -C 10 -v -V against the host's
-# shellcheck shell=sh disable=SC1091,SC2034
+# shellcheck shell=sh disable=SC1091,SC2034,SC2086
 # uiw-ping -s at 10.0.2.2 (the port comes from the host), stock siw;
 # capture on eth0.  ROUNDS (1) may be set by a case that sources this file.
 . /share/_vm/guest-lib.sh
-: "${ROUNDS:=1}" "${COUNT:=10}"
+: "${ROUNDS:=1}" "${COUNT:=10}" "${RPING_OPTS:=}"
 use_siw stock || fail "cannot load the stock siw.ko"
 cap_start "$CASE" eth0 tcp and host "$HOST_IP" || fail "tcpdump did not start"
 why=
@@ -13,8 +13,8 @@ while [ "$i" -le "$ROUNDS" ]; do
 		why="round $i: no uiw-ping server on the host"
 		break
 	fi
-	log "round $i: rping -c -a $HOST_IP -p $port -C $COUNT -v -V"
-	timeout 90 "$RPING" -c -a "$HOST_IP" -p "$port" -C "$COUNT" -v -V >"$OUT/rping-client.$i.log" 2>&1
+	log "round $i: rping -c -a $HOST_IP -p $port -C $COUNT -v -V $RPING_OPTS"
+	timeout 90 "$RPING" -c -a "$HOST_IP" -p "$port" -C "$COUNT" -v -V $RPING_OPTS >"$OUT/rping-client.$i.log" 2>&1
 	crc=$?
 	sig "$CASE.guestdone.$i" "$crc"
 	cl=$(count '^ping data: ' "$OUT/rping-client.$i.log")

@@ -109,12 +109,13 @@ bg_wait() {
 }
 
 # cap_start NAME IFACE FILTER...: tcpdump to $OUT/NAME.pcap (written in /tmp,
-# copied by cap_stop)
+# copied by cap_stop); a 64 MiB buffer (-B): with the default 2 MiB, tcpdump
+# under emulation dropped hundreds of packets of MiB-sized transfers
 cap_start() {
 	CAP_NAME=$1
 	_if=$2
 	shift 2
-	$TCPDUMP -i "$_if" -n -U --immediate-mode -Z root -s 0 -w "/tmp/$CAP_NAME.pcap" "$@" \
+	$TCPDUMP -i "$_if" -n -U --immediate-mode -B 65536 -Z root -s 0 -w "/tmp/$CAP_NAME.pcap" "$@" \
 		>"/tmp/$CAP_NAME.tcpdump.log" 2>&1 &
 	CAP_PID=$!
 	_n=0

@@ -1,0 +1,5 @@
+# ping-s2u-65535 (guest): uiw-server.guest.sh with rping -S 65535, 100 pings.
+# shellcheck shell=sh disable=SC1091,SC2034
+COUNT=100
+RPING_OPTS="-S 65535"
+. /share/_vm/cases/uiw-server.guest.sh
