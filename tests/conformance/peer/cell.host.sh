@@ -137,14 +137,22 @@ host_check() {
 			-Y iwarp_rdma.terminate -T fields -e ip.src -e iwarp_rdma.term_layer \
 			-e iwarp_rdma.term_etype_rdma -e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_etype_llp \
 			-e iwarp_rdma.term_errcode_rdma -e iwarp_rdma.term_errcode_ddp_tagged \
-			-e iwarp_rdma.term_errcode_ddp_untagged -e iwarp_rdma.term_errcode_llp 2>/dev/null |
-			awk -F'\t' 'NR == 1 {e = $3 $4 $5; c = $6 $7 $8 $9; print $1 "\t" $2 "\t" e "\t" c}') || true
-		echo "TERMINATE (src layer etype ecode): ${f:-none}" >"$OUT/terminate.txt"
+			-e iwarp_rdma.term_errcode_ddp_untagged -e iwarp_rdma.term_errcode_llp \
+			-e iwarp_rdma.term_etype -e iwarp_rdma.term_errcode 2>/dev/null |
+			awk -F'\t' 'NR == 1 {e = $3 $4 $5 $10; c = $6 $7 $8 $9 $11; print $1 "\t" $2 "\t" e "\t" c}') || true
+		echo "TERMINATE (src layer etype ecode, as tshark reads it in RFC 5040 order): ${f:-none}" >"$OUT/terminate.txt"
 		if [ -z "$f" ]; then
 			check_fail "capture: no TERMINATE"
 			return
 		fi
 		read -r src l e c <<<"$f"
+		if [ "$src" = 10.0.2.15 ]; then
+			# siw 6.1 builds the Terminate control from little-endian
+			# bitfields: Layer in the low nibble, EType in the high one
+			# (../shared/reference/siw-and-peers.md); read it as siw meant it
+			read -r l e <<<"$e $l"
+			echo "from siw: layer/etype/ecode as siw meant them (nibbles swapped): $((l))/$((e))/$((c))" >>"$OUT/terminate.txt"
+		fi
 		# the responder (the Write's target) must be the one to TERMINATE
 		if [ "$src" != "$([ "$CELL_INIT" = uiw ] && echo 10.0.2.15 || echo 10.0.2.2)" ]; then
 			check_fail "capture: the TERMINATE came from $src, the initiator"

@@ -25,6 +25,8 @@
  * fail: the client reports the event; the server must see no request),
  * err-stag err-bounds err-access (the client Writes to a bad STag, beyond
  * the region, to a region without remote write: the server must TERMINATE;
+ * err-send-long: the client Sends 64 octets into the server's 32-octet
+ * receive, the server must TERMINATE and must not complete the receive OK;
  * -T L/E/C[,L/E/C] the accepted TERMINATE layer/type/code, checked where
  * the library reports them).
  *
@@ -328,18 +330,23 @@ static int err_client(struct info *si, struct pmr *loc)
 	struct pwc wc;
 	struct pev ev;
 	char b[160];
-	int n, got_err = 0;
+	int n, got_err = 0, op = P_WRITE;
 
-	if (!strcmp(scen, "err-stag"))
+	if (!strcmp(scen, "err-send-long"))
+		op = P_SEND;
+	else if (!strcmp(scen, "err-stag"))
 		rk = (si->rkey & 0xff) | ((si->rkey + 0x5500) & 0xffffff00);
 	else if (!strcmp(scen, "err-bounds"))
 		ra = si->addr + si->len - 16;
 	memset(loc->addr, 0xab, 64);
-	INFO("RDMA Write of 64 octets to STag 0x%08x TO 0x%llx (region 0x%08x at 0x%llx, %u octets)",
-	     rk, (unsigned long long)ra, si->rkey, (unsigned long long)si->addr, si->len);
-	n = p_post_send(10, P_WRITE, &sg, 1, ra, rk, 0, P_F_SIGNALED);
+	if (op == P_SEND)
+		INFO("Send of 64 octets into the server's 32-octet receive");
+	else
+		INFO("RDMA Write of 64 octets to STag 0x%08x TO 0x%llx (region 0x%08x at 0x%llx, %u octets)",
+		     rk, (unsigned long long)ra, si->rkey, (unsigned long long)si->addr, si->len);
+	n = p_post_send(10, op, &sg, 1, ra, rk, 0, P_F_SIGNALED);
 	if (n)
-		return die("post the Write", n);
+		return die("post the operation", n);
 	/* the Write completes when sent; what follows must be flushed */
 	for (int i = 0; i < 4; i++) {
 		n = p_poll(&wc, 3000);
@@ -355,7 +362,7 @@ static int err_client(struct info *si, struct pmr *loc)
 	}
 	for (int i = 0; i < 4; i++) {
 		if (p_next_event(&ev, 15000) || ev.type == P_EV_TIMEOUT) {
-			FAIL("no DISCONNECTED after the bad Write (completion error seen: %d)", got_err);
+			FAIL("no DISCONNECTED after the bad operation (completion error seen: %d)", got_err);
 			return finish();
 		}
 		if (ev.type == P_EV_DISCONNECTED)
@@ -364,7 +371,7 @@ static int err_client(struct info *si, struct pmr *loc)
 	}
 	INFO("DISCONNECTED: %s", term_str(&ev, b, sizeof(b)));
 	if (ev.term_flags < 0)
-		PASS("the connection was torn down after the bad Write (see the capture for the TERMINATE)");
+		PASS("the connection was torn down after the bad operation (see the capture for the TERMINATE)");
 	else if (ev.term_flags != 2)
 		FAIL("DISCONNECTED without a received TERMINATE: %s", b);
 	else if (!term_expected(&ev))
@@ -392,8 +399,13 @@ static int err_server(void)
 		INFO("event %s status %d", ev.name, ev.status);
 	}
 	INFO("DISCONNECTED: %s", term_str(&ev, b, sizeof(b)));
-	while (p_poll(&wc, 200) > 0)
+	while (p_poll(&wc, 200) > 0) {
 		INFO("completion %llu: %s", (unsigned long long)wc.id, wc.status_str);
+		if (wc.id == ID_DATA && !wc.status) {
+			FAIL("the 32-octet receive completed successfully with a 64-octet Send");
+			return finish();
+		}
+	}
 	if (ev.term_flags < 0)
 		PASS("the connection was torn down (see the capture for the TERMINATE)");
 	else if (ev.term_flags != 1)
@@ -427,6 +439,7 @@ static int server(const char *addr, int port)
 	uint32_t seed = (uint32_t)time(NULL) * 2654435761u ^ (uint32_t)getpid(), crc = 0;
 	size_t tlen = size * count < 64 ? 64 : size * count;
 	int rc, ndata = is_send_scen() ? count : 0;
+	int short_recv = !strcmp(scen, "err-send-long");
 	int acc = P_ACC_LW | P_ACC_RW | P_ACC_RR;
 
 	po.sq = 8;
@@ -485,6 +498,11 @@ static int server(const char *addr, int port)
 			FAIL("Request private data without the peer's magic");
 			return finish();
 		}
+	}
+	if (short_recv) {
+		struct psge s = { data.addr, 32, data.lkey };
+		if ((rc = p_post_recv(ID_DATA, &s, 1)))
+			return die("post a receive", rc);
 	}
 	for (int i = 0; i < ndata; i++) {
 		int n = build_sges(&data, i, nsge, sg);
