@@ -126,7 +126,9 @@ help:
 	@echo "                   bandwidth and latency beside raw TCP from the same run"
 	@echo "  make check       install, build, run the unit tests (Check framework)"
 	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
-	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy)"
+	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy), then"
+	@echo "                   bench/compare: uiwarp vs raw TCP, UCX and libfabric over loopback (~10 min;"
+	@echo "                   COMPARE_ARGS=--quick ~2 min), report in docs/PERFORMANCE-compare.md"
 	@echo "  make fuzz        build the libFuzzer targets with clang and run each FUZZ_TIME s (default 20)"
 	@echo "  make fuzz-long   the same for FUZZ_LONG_TIME s each (default 3600)"
 	@echo "  make conformance interop cases against Linux siw in a qemu VM (builds and caches the VM)"
@@ -217,10 +219,14 @@ _check: _build
 _demo: _build
 	$(Q)UIW_BIN=$(O)/bin sh bench/demo.sh
 
+# bench/compare installs ucx-utils, libfabric-bin and gnuplot-nox itself
+# (their columns say n/a where that fails); COMPARE_ARGS=--quick for a short run
+COMPARE_ARGS ?=
 _bench: _build
 	$(Q)$(O)/bench/uiw-bench-crc32c
 	$(Q)$(O)/bench/uiw-bench-mpa_frame
 	$(Q)$(O)/bench/uiw-bench-rdmap_loop
+	$(Q)UIW_BIN=$(O)/bin python3 bench/compare --update-docs $(COMPARE_ARGS)
 
 # libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
