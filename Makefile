@@ -25,7 +25,7 @@ endif
 comma := ,
 
 DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
-                clang libclang-rt-14-dev clang-format iproute2 iptables
+                clang libclang-rt-14-dev clang-format iproute2 iptables libtirpc-dev rpcsvc-proto
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
 
@@ -35,10 +35,13 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests
+# libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
+TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
+                $(TIRPC_CFLAGS)
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
-LIBS_PRIVATE := -luring -lcrypto -lpthread
+LIBS_PRIVATE := -luring -lcrypto -lpthread -ltirpc
 ifneq ($(SAN),)
 CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL += -fsanitize=$(SAN)
@@ -230,12 +233,12 @@ _bench: _build
 
 # libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+               -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(TIRPC_CFLAGS) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -luring -lcrypto -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -luring -lcrypto -lpthread -ltirpc
 
 _fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_NAMES); do \

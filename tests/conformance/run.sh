@@ -63,6 +63,9 @@ ALL_CASES=(siw-smoke uiw-client uiw-client-nocrc uiw-server uiw-server-nocrc
 . "$here/peer/cells.sh"
 cells_load # the interop matrix (peer/matrix.txt): one case per cell
 ALL_CASES+=("${CELLS[@]}")
+# the NFS server cases last: they bring nfsd up over the stock siw.ko, and
+# no later case may reload siw under it
+ALL_CASES+=(nfs-smoke)
 
 declare -A RESULT
 

@@ -219,3 +219,67 @@ siw_rping() {
 	fi
 	[ -z "$WHY" ]
 }
+
+# nfs_up: the Linux NFS server over siw, once per boot (writing "rdma 20049"
+# to the portlist twice oopses 6.1): stock siw, a 320 MiB tmpfs on /export
+# exported rw to everyone, rpcbind, rpc.mountd on TCP 20048, nfsd with 8
+# threads on TCP 2049 and RDMA 20049, NFSv4 lease and grace 10 s
+# (../shared/reference/siw-vm.md).  Returns 0, or 1 with WHY set.
+NFS_MOUNTD_PORT=20048
+NFS_RDMA_PORT=20049
+nfs_up() {
+	WHY=
+	[ -f /run/uiw-nfs ] && return 0
+	use_siw stock || { WHY="cannot load the stock siw.ko"; return 1; }
+	for _m in sunrpc rpcrdma nfsd; do
+		$MODPROBE "$_m" 2>/dev/null
+	done
+	[ -d /proc/fs/nfsd ] || { WHY="no /proc/fs/nfsd (nfsd module missing?)"; return 1; }
+	grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd ||
+		{ WHY="cannot mount the nfsd filesystem"; return 1; }
+	mkdir -p /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery /export /run/rpcbind
+	grep -q rpc_pipefs /proc/mounts || mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs 2>/dev/null
+	grep -q ' /export ' /proc/mounts || mount -t tmpfs -o size=320m export /export ||
+		{ WHY="cannot mount a tmpfs on /export"; return 1; }
+	echo '/export *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)' >/etc/exports
+	: >/var/lib/nfs/etab
+	: >/var/lib/nfs/rmtab
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime 2>/dev/null
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime 2>/dev/null
+	# libtirpc takes its transports from /etc/netconfig (the initramfs has
+	# none: rpcbind would then serve nothing); Debian's rpcbind drops
+	# privileges to _rpc, statd to statd
+	[ -s /etc/netconfig ] || printf '%s\n' \
+		'udp        tpi_clts      v     inet     udp     -       -' \
+		'tcp        tpi_cots_ord  v     inet     tcp     -       -' \
+		'udp6       tpi_clts      v     inet6    udp     -       -' \
+		'tcp6       tpi_cots_ord  v     inet6    tcp     -       -' \
+		'rawip      tpi_raw       -     inet      -      -       -' \
+		'local      tpi_cots_ord  -     loopback  -      -       -' \
+		'unix       tpi_cots_ord  -     loopback  -      -       -' >/etc/netconfig
+	# mount.nfs looks protocols up by name
+	grep -q '^tcp' /etc/protocols 2>/dev/null || printf '%s\n' 'ip 0 IP' 'icmp 1 ICMP' 'tcp 6 TCP' \
+		'udp 17 UDP' 'ipv6 41 IPv6' 'ipv6-icmp 58 IPv6-ICMP' >>/etc/protocols
+	# rpcbind resolves its port by the service name "sunrpc"
+	grep -q '^sunrpc' /etc/services 2>/dev/null || printf '%s\n' 'sunrpc 111/tcp portmapper' \
+		'sunrpc 111/udp portmapper' 'nfs 2049/tcp' 'nfs 2049/udp' 'mountd 20048/tcp' \
+		'mountd 20048/udp' >>/etc/services
+	grep -q '^_rpc:' /etc/passwd || echo '_rpc:x:101:65534::/run/rpcbind:/bin/false' >>/etc/passwd
+	grep -q '^statd:' /etc/passwd || echo 'statd:x:102:65534::/var/lib/nfs:/bin/false' >>/etc/passwd
+	/usr/sbin/rpcbind -w >"$OUT/rpcbind.log" 2>&1 || { WHY="rpcbind failed: $(cat "$OUT/rpcbind.log")"; return 1; }
+	if ! wait_listen 111 10; then
+		{ cat /proc/net/tcp /proc/net/tcp6 /proc/net/unix; ps; } >"$OUT/rpcbind-state.log" 2>&1
+		killall rpcbind 2>/dev/null
+		sleep 1
+		timeout 5 /usr/sbin/rpcbind -f -d -w >"$OUT/rpcbind-debug.log" 2>&1
+		WHY="rpcbind does not listen on 111: $(tail -n 3 "$OUT/rpcbind-debug.log" | tr '\n' ' ')"
+		return 1
+	fi
+	/usr/sbin/exportfs -ra >"$OUT/exportfs.log" 2>&1 || { WHY="exportfs failed: $(cat "$OUT/exportfs.log")"; return 1; }
+	/usr/sbin/rpc.mountd -p "$NFS_MOUNTD_PORT" >"$OUT/mountd.log" 2>&1 ||
+		{ WHY="rpc.mountd failed: $(cat "$OUT/mountd.log")"; return 1; }
+	/usr/sbin/rpc.nfsd -p 2049 8 >"$OUT/nfsd.log" 2>&1 || { WHY="rpc.nfsd failed: $(cat "$OUT/nfsd.log")"; return 1; }
+	echo "rdma $NFS_RDMA_PORT" >/proc/fs/nfsd/portlist || { WHY="nfsd refused the rdma listener"; return 1; }
+	touch /run/uiw-nfs
+	log "nfsd up: $(tr '\n' ' ' </proc/fs/nfsd/portlist); versions $(cat /proc/fs/nfsd/versions)"
+}
