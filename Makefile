@@ -38,7 +38,7 @@ endif
 # libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
 CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
-                $(TIRPC_CFLAGS)
+                $(TIRPC_CFLAGS) -I$(O)/gen
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 LIBS_PRIVATE := -luring -lcrypto -lpthread -ltirpc
@@ -71,6 +71,17 @@ SH_TESTS    := $(sort $(wildcard tests/sh/*.sh))
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 # test helpers the fuzz targets may use (pair setups); no Check dependency
 FUZZ_HELPERS := tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_util.c
+
+# ONC RPC protocol definitions compiled with rpcgen (see the rpcgen rules)
+RPC_X      := $(wildcard rpcrdma/proto/*.x rpcrdma/examples/*.x)
+RPC_XNAMES := $(basename $(notdir $(RPC_X)))
+GEN         = $(O)/gen
+GEN_HDRS    = $(RPC_XNAMES:%=$(GEN)/%.h)
+GEN_OBJS    = $(RPC_XNAMES:%=$(O)/obj/gen/%_xdr.o) $(RPC_XNAMES:%=$(O)/obj/gen/%_clnt.o)
+GEN_LIB     = $(O)/libuiwgen.a
+# sources that include rpcgen headers: tools and examples
+GEN_USERS  := $(TOOL_SRCS) $(wildcard rpcrdma/examples/*.c)
+EXAMPLE_BINS = $(O)/examples/bulk_server $(O)/examples/bulk_client
 
 LIB_OBJS   = $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TEST_OBJS  = $(TEST_SRCS:%.c=$(O)/obj/%.o)
@@ -158,7 +169,47 @@ deps:
 			{ echo "uiwarp: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
 
-_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS)
+_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS) \
+        $(EXAMPLE_BINS)
+
+# ---- rpcgen: rpcrdma/proto/*.x (protocols the tools speak) and the example
+# service rpcrdma/examples/*.x -> $(GEN)/NAME.h, NAME_xdr.c, NAME_clnt.c
+# (client stubs), NAME_svc.c (dispatch routine only, rpcgen -m); the XDR
+# routines and client stubs go into $(GEN_LIB), which tools link before
+# libuiw.a.  Generated code is rpcgen's: compiled without our warnings.
+$(GEN)/%.x: rpcrdma/proto/%.x
+	@mkdir -p $(GEN)
+	$(Q)cp $< $@
+$(GEN)/%.x: rpcrdma/examples/%.x
+	@mkdir -p $(GEN)
+	$(Q)cp $< $@
+$(GEN)/%.h: $(GEN)/%.x
+	@$(if $(Q),echo "  RPCGEN  $@")
+	$(Q)cd $(GEN) && rm -f $*.h && rpcgen -h -o $*.h $*.x
+$(GEN)/%_xdr.c: $(GEN)/%.x $(GEN)/%.h
+	$(Q)cd $(GEN) && rm -f $*_xdr.c && rpcgen -c -o $*_xdr.c $*.x
+$(GEN)/%_clnt.c: $(GEN)/%.x $(GEN)/%.h
+	$(Q)cd $(GEN) && rm -f $*_clnt.c && rpcgen -l -o $*_clnt.c $*.x
+$(GEN)/%_svc.c: $(GEN)/%.x $(GEN)/%.h
+	$(Q)cd $(GEN) && rm -f $*_svc.c && rpcgen -m -o $*_svc.c $*.x
+$(O)/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -w $(TIRPC_CFLAGS) -I$(GEN) $(CFLAGS) -c -o $@ $<
+$(GEN_LIB): $(GEN_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+# our sources that include generated headers wait for them
+$(GEN_USERS:%.c=$(O)/obj/%.o): | $(GEN_HDRS)
+
+$(O)/examples/bulk_server: $(O)/obj/rpcrdma/examples/bulk_server.o $(O)/obj/gen/bulk_svc.o $(GEN_LIB) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/gen/bulk_svc.o $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE)
+$(O)/examples/bulk_client: $(O)/obj/rpcrdma/examples/bulk_client.o $(GEN_LIB) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -193,10 +244,10 @@ $(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(BENCH_HELPERS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELPERS) $(LIB_A) $(LIBS_PRIVATE)
 
-$(O)/bin/%: $(O)/obj/verbs-shim/tools/%.o $(LIB_A)
+$(O)/bin/%: $(O)/obj/verbs-shim/tools/%.o $(GEN_LIB) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE)
 
 $(O)/bin/%: $(O)/obj/bench/%.o $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpc_rdma.h - ONC RPC (RFC 5531) over RPC-over-RDMA version 1 (RFC 8166,
+ * RFC 8797) on uiwarp, behind libtirpc's own CLIENT and SVCXPRT types, so
+ * that rpcgen-generated client stubs and server dispatch routines run
+ * unchanged over RDMA (docs/RPC-API.md).
+ *
+ * Client: clnt_rdma_create() returns a CLIENT whose clnt_call() encodes the
+ * call with XDR, moves large opaque arguments by RDMA Read (Read chunks),
+ * lets large replies come by RDMA Write (a Reply chunk), and, when the
+ * caller names a result buffer with CLSET_RDMA_RESULT_BUF, lets the first
+ * large opaque result be written straight into it (a Write chunk).
+ *
+ * Server: svc_rdma_create() returns an SVCXPRT that libtirpc's svc_run()
+ * serves beside its TCP/UDP transports: svc_reg() it with an rpcgen
+ * dispatch routine; svc_getargs()/svc_sendreply()/svcerr_*() work as on
+ * any transport.  Calls from every RDMA connection arrive through it.
+ *
+ * DDP eligibility (RFC 8166 §6): without an Upper-Layer Binding, the rule
+ * is by size: an opaque (xdr_bytes/xdr_opaque) item of at least
+ * ddp_threshold octets in a call that does not fit inline goes by Read
+ * chunk; in a reply, the first such item goes into the requester's Write
+ * chunk when it offered one.  NFSv3 READ and WRITE data fall under it.
+ *
+ * Threading: a CLIENT or an SVCXPRT is used by one thread at a time
+ * (libtirpc's own rule for clnt_vc); each owns a polled uiwarp context.
+ */
+#ifndef UIW_RPC_RDMA_H
+#define UIW_RPC_RDMA_H
+
+#include <rpc/rpc.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPC_RDMA_PORT 20049 /* NFS/RDMA's port (RFC 5666 §9.1, RFC 8267) */
+
+/**
+ * struct rpc_rdma_opts - settings of clnt_rdma_create()/svc_rdma_create();
+ * NULL or zeroed fields take the defaults.
+ * @inline_send: largest Send this side makes (default 4096; RFC 8797)
+ * @inline_recv: receive buffer size this side posts (default 4096)
+ * @credits: client: credits asked for; server: credits granted (default 32)
+ * @ddp_threshold: smallest opaque item moved by RDMA (default 1024)
+ * @max_call: server: largest call accepted, inline or pulled (default 16 MiB + 64 KiB)
+ * @remote_inv: 1 advertise remote invalidation (RFC 8797 R bit), 0 not, default 1
+ * @no_cm_pd: 1: send no RFC 8797 private data (the peer then assumes 1024)
+ * @crc: MPA CRC: 1 on, 0 off, default (-1 treated as 0 here): uiwarp default
+ * @connect_timeout_ms: client connection setup bound (default 10000)
+ */
+struct rpc_rdma_opts {
+	uint32_t inline_send;
+	uint32_t inline_recv;
+	uint32_t credits;
+	uint32_t ddp_threshold;
+	uint64_t max_call;
+	int remote_inv;
+	int no_cm_pd;
+	int crc;
+	int connect_timeout_ms;
+};
+
+/**
+ * clnt_rdma_create() - connect to @host (name or address) port @port (0:
+ * RPC_RDMA_PORT) and return a CLIENT for program @prog version @vers, with
+ * AUTH_NONE (set cl_auth to authunix_create_default() etc. for AUTH_SYS).
+ * Returns NULL on failure with rpc_createerr set (cf_stat
+ * RPC_SYSTEMERROR / RPC_UNKNOWNHOST, cf_error.re_errno the -errno's value)
+ * and a message from clnt_rdma_strerror().
+ */
+CLIENT *clnt_rdma_create(const char *host, int port, rpcprog_t prog, rpcvers_t vers,
+			 const struct rpc_rdma_opts *opts);
+
+/* clnt_control() requests besides libtirpc's CLSET_TIMEOUT, CLGET_TIMEOUT,
+ * CLGET_XID, CLSET_XID, CLGET_VERS, CLSET_VERS, CLGET_PROG, CLSET_PROG,
+ * CLGET_SERVER_ADDR (struct sockaddr_storage) and CLGET_FD (-1). */
+#define CLSET_RDMA_RESULT_BUF 0x7501 /* struct rpc_rdma_buf *: next call's Write chunk */
+#define CLGET_RDMA_INFO	      0x7502 /* struct rpc_rdma_info * */
+#define CLSET_RDMA_RECONNECT  0x7503 /* NULL: tear down and reconnect now */
+
+/** struct rpc_rdma_buf - a caller buffer for the next call's result data. */
+struct rpc_rdma_buf {
+	void *buf;
+	uint32_t len;
+};
+
+/**
+ * struct rpc_rdma_info - what a connection negotiated and what it moved.
+ */
+struct rpc_rdma_info {
+	uint32_t inline_send;	/* negotiated: largest Send to the peer */
+	uint32_t inline_recv;	/* negotiated: largest Send from the peer */
+	uint32_t credits;	/* last credit value granted by the server */
+	int remote_inv;		/* both sides advertised remote invalidation */
+	int peer_pd;		/* the peer sent RFC 8797 private data */
+	uint64_t calls, replies, rdma_errors;
+	uint64_t read_chunk_octets, write_chunk_octets, reply_chunk_octets;
+};
+
+/** clnt_rdma_strerror() - text of the last clnt_rdma_create() failure. */
+const char *clnt_rdma_strerror(void);
+
+/**
+ * svc_rdma_create() - listen on @addr (NULL: 0.0.0.0) port @port (0: the
+ * kernel chooses, see svc_rdma_port()) for RPC-over-RDMA connections.  The
+ * SVCXPRT is registered with libtirpc (xprt_register) under an epoll
+ * descriptor, so svc_run() and svc_getreq_poll() serve it.  Returns NULL
+ * with svc_rdma_strerror() on failure.
+ */
+SVCXPRT *svc_rdma_create(const char *addr, int port, const struct rpc_rdma_opts *opts);
+
+/** svc_rdma_port() - the port an RDMA SVCXPRT listens on. */
+int svc_rdma_port(SVCXPRT *xprt);
+
+/** svc_rdma_info() - totals over the transport's connections so far. */
+void svc_rdma_info(SVCXPRT *xprt, struct rpc_rdma_info *info);
+
+/** svc_rdma_strerror() - text of the last svc_rdma_create() failure. */
+const char *svc_rdma_strerror(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UIW_RPC_RDMA_H */
