@@ -1,0 +1,906 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpc_svc_rdma.c - the ONC RPC server transport over RPC-over-RDMA version
+ * 1 (rpc_rdma.h): one libtirpc SVCXPRT for a listener and all of its
+ * connections, a Responder (RFC 8166):
+ *
+ *  - a progress-thread uiwarp context; the SVCXPRT's descriptor is an epoll
+ *    set of the CM event fd and the completion channel, so svc_run() wakes
+ *    when a connection or a call arrives;
+ *  - per connection, @credits receives of the inline receive size are
+ *    posted and @credits granted in every reply; a call is decoded with
+ *    rpcrdma_hdr_decode() and answered RDMA_ERROR (ERR_VERS, ERR_CHUNK) or
+ *    dropped as RFC 8166 §4.5 says;
+ *  - Read chunks are pulled by RDMA Read straight into their place in the
+ *    unreduced call (a position-zero chunk is the call itself), roundup
+ *    restored; the dispatch routine decodes the arguments from it;
+ *  - the reply is encoded through the reducing stream: when the call
+ *    offered a Write chunk, the first opaque result of ddp_threshold octets
+ *    or more is RDMA-written into it; a reply over the inline threshold
+ *    goes into the Reply chunk (RDMA_NOMSG); one that fits nowhere is
+ *    answered ERR_CHUNK; with remote invalidation on both sides the reply is
+ *    a Send with Invalidate of the Reply (or first Write) chunk's STag.
+ *
+ * svc_getreq_common() serves one call at a time: xp_recv() hands it the
+ * next complete call, xp_getargs() decodes its arguments, xp_reply() sends
+ * the reply; the receive is re-posted before the reply leaves.
+ */
+#include "rpc_rdma_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define MAX_CONNS 64
+#define DBG(...)                                        \
+	do {                                            \
+		if (getenv("UIW_RPC_DEBUG"))            \
+			fprintf(stderr, "svc_rdma: " __VA_ARGS__); \
+	} while (0)
+#define NTX	  8 /* reply Send buffers per connection */
+
+static __thread char svc_err[256];
+
+struct sreq {
+	struct sconn *cn;
+	unsigned slot; /* its receive */
+	uint32_t xid;
+	struct rpcrdma_hdr h;
+	struct rpcrdma_read_seg rs[RR_MAX_READ_SEGS];
+	struct rpcrdma_chunk wch[RR_MAX_WRITE];
+	struct rpcrdma_seg segs[RR_MAX_SEGS];
+	struct rpcrdma_chunk_info ci;
+	uint32_t hl, len; /* header length, octets received */
+	uint32_t rpc_xid; /* the RPC header's (the reply must carry it) */
+	const uint8_t *call; /* the unreduced call */
+	uint32_t call_len;
+	struct rpc_xdr dec;
+	int replied;
+};
+
+struct sconn {
+	struct rr_svc *sv;
+	int used, up;
+	struct uiw_cm_id *id;
+	struct uiw_qp *qp;
+	struct rpcrdma_inline inl;
+	uint8_t *rx;
+	uint32_t rxsz;
+	struct uiw_mr *rx_mr;
+	uint8_t *tx; /* NTX reply Sends */
+	uint32_t txsz;
+	struct uiw_mr *tx_mr;
+	int tx_busy[NTX];
+	uint8_t *cbuf; /* unreduced call with pulled chunks */
+	size_t ccap;
+	struct uiw_mr *c_mr;
+	uint8_t *p0; /* a Long call's pulled payload */
+	size_t p0cap;
+	struct uiw_mr *p0_mr;
+	struct sreq *reqs; /* one per receive slot */
+	int reads_done, writes_done;
+	int failed;
+};
+
+struct rr_svc {
+	struct rr_opts o;
+	SVCXPRT *xprt;
+	struct uiw_context *ctx;
+	struct uiw_pd *pd;
+	struct uiw_comp_channel *ch;
+	struct uiw_cq *cq;
+	struct uiw_cm_id *listen;
+	int port, epfd;
+	struct sconn conns[MAX_CONNS];
+	/* calls complete and waiting for dispatch (one per receive at most) */
+	struct sreq *q[MAX_CONNS * RR_CREDITS_MAX];
+	unsigned qh, qt;
+	struct sreq *cur;
+	uint8_t *rbuf; /* the encoded reply */
+	size_t rcap;
+	struct uiw_mr *r_mr;
+	struct rpc_rdma_info info;
+};
+
+/* ---- connections ------------------------------------------------------- */
+
+static int post_rx(struct sconn *cn, unsigned slot)
+{
+	struct uiw_sge sge = { (uintptr_t)(cn->rx + (size_t)slot * cn->rxsz), cn->rxsz, cn->rx_mr->lkey };
+	struct uiw_recv_wr wr = { RR_WRID(RR_WR_RECV, (unsigned)(cn - cn->sv->conns) << 12 | slot), NULL,
+				  &sge, 1 },
+			   *bad;
+
+	return uiw_post_recv(cn->qp, &wr, &bad);
+}
+
+static void conn_free(struct sconn *cn)
+{
+	struct rr_svc *sv = cn->sv;
+
+	/* calls of this connection still queued are dropped */
+	for (unsigned i = sv->qh; i != sv->qt; i++)
+		if (sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)] && sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)]->cn == cn)
+			sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)] = NULL;
+	if (sv->cur && sv->cur->cn == cn)
+		sv->cur = NULL;
+	if (cn->qp)
+		uiw_destroy_qp(cn->qp);
+	if (cn->id)
+		uiw_destroy_id(cn->id);
+	if (cn->rx_mr)
+		uiw_dereg_mr(cn->rx_mr);
+	if (cn->tx_mr)
+		uiw_dereg_mr(cn->tx_mr);
+	if (cn->c_mr)
+		uiw_dereg_mr(cn->c_mr);
+	if (cn->p0_mr)
+		uiw_dereg_mr(cn->p0_mr);
+	free(cn->rx);
+	free(cn->tx);
+	free(cn->cbuf);
+	free(cn->p0);
+	free(cn->reqs);
+	memset(cn, 0, sizeof(*cn));
+	cn->sv = sv;
+}
+
+static void on_request(struct rr_svc *sv, struct uiw_cm_event *ev)
+{
+	struct sconn *cn = NULL;
+	struct uiw_qp_init_attr qa;
+	struct uiw_conn_param cp;
+	struct rpcrdma_cm_pd mine, peer;
+	uint8_t pd[8];
+	ssize_t pret;
+	int rc = -ENOMEM;
+
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (!sv->conns[i].used) {
+			cn = &sv->conns[i];
+			break;
+		}
+	if (!cn) {
+		uiw_reject(ev->id, NULL, 0);
+		uiw_destroy_id(ev->id);
+		return;
+	}
+	cn->used = 1;
+	cn->id = ev->id;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = sv->cq;
+	qa.cap.max_send_wr = 4 * RR_MAX_CHUNK_SEGS + NTX + 8;
+	qa.cap.max_recv_wr = sv->o.credits;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	if (uiw_create_qp(sv->pd, &qa, &cn->qp))
+		goto fail;
+	rpcrdma_cm_pd_init(&mine, sv->o.inline_send, sv->o.inline_recv, sv->o.remote_inv);
+	pret = rpcrdma_cm_decode(ev->private_data, ev->private_data_len, &peer);
+	rpcrdma_cm_negotiate(&mine, &peer, pret, &cn->inl);
+	cn->rxsz = sv->o.inline_recv;
+	cn->txsz = sv->o.inline_send;
+	cn->rx = aligned_alloc(64, (size_t)sv->o.credits * cn->rxsz);
+	cn->tx = aligned_alloc(64, (size_t)NTX * cn->txsz);
+	cn->reqs = calloc(sv->o.credits, sizeof(struct sreq));
+	if (!cn->rx || !cn->tx || !cn->reqs)
+		goto fail;
+	if (uiw_reg_mr(sv->pd, cn->rx, (size_t)sv->o.credits * cn->rxsz, UIW_ACCESS_LOCAL_WRITE, &cn->rx_mr) ||
+	    uiw_reg_mr(sv->pd, cn->tx, (size_t)NTX * cn->txsz, 0, &cn->tx_mr))
+		goto fail;
+	for (unsigned i = 0; i < sv->o.credits; i++)
+		if (post_rx(cn, i))
+			goto fail;
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd;
+	cp.private_data_len = (uint16_t)rr_cm_pd(&sv->o, pd);
+	rc = uiw_accept(cn->id, cn->qp, &cp);
+	if (rc)
+		goto fail;
+	sv->info.inline_send = cn->inl.send_max;
+	sv->info.inline_recv = cn->inl.recv_max;
+	sv->info.remote_inv = cn->inl.remote_inv;
+	sv->info.peer_pd = cn->inl.peer_pd;
+	return;
+fail:
+	DBG("accept failed: %d\n", rc);
+	if (cn->id && !cn->qp)
+		uiw_reject(cn->id, NULL, 0);
+	conn_free(cn);
+}
+
+static struct sconn *conn_of_id(struct rr_svc *sv, struct uiw_cm_id *id)
+{
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (sv->conns[i].used && sv->conns[i].id == id)
+			return &sv->conns[i];
+	return NULL;
+}
+
+static void cm_events(struct rr_svc *sv)
+{
+	struct uiw_cm_event ev;
+
+	while (uiw_get_cm_event(sv->ctx, &ev, 0) == 0) {
+		struct sconn *cn;
+
+		DBG("cm event %s status %d\n", uiw_event_str(ev.event), ev.status);
+		switch (ev.event) {
+		case UIW_CM_EVENT_CONNECT_REQUEST:
+			on_request(sv, &ev);
+			break;
+		case UIW_CM_EVENT_ESTABLISHED:
+			cn = conn_of_id(sv, ev.id);
+			if (cn)
+				cn->up = 1;
+			break;
+		default: /* DISCONNECTED, CONNECT_ERROR, ... */
+			cn = conn_of_id(sv, ev.id);
+			if (cn)
+				conn_free(cn);
+			break;
+		}
+	}
+}
+
+/* ---- completions ------------------------------------------------------- */
+
+static void queue_req(struct rr_svc *sv, struct sreq *r)
+{
+	sv->q[sv->qt++ % (MAX_CONNS * RR_CREDITS_MAX)] = r;
+}
+
+static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len);
+
+static int grow(uint8_t **buf, size_t *cap, struct uiw_mr **mr, struct uiw_pd *pd, size_t need, int acc)
+{
+	uint8_t *n;
+
+	if (need <= *cap && *buf)
+		return 0;
+	if (*mr)
+		uiw_dereg_mr(*mr);
+	*mr = NULL;
+	free(*buf);
+	*cap = 0;
+	n = aligned_alloc(4096, (need + 4095) & ~(size_t)4095);
+	*buf = n;
+	if (!n)
+		return -ENOMEM;
+	*cap = (need + 4095) & ~(size_t)4095;
+	return uiw_reg_mr(pd, n, *cap, acc, mr);
+}
+
+static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag);
+
+/* a call arrived in receive @slot of @cn (@len octets) */
+static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t len)
+{
+	struct sreq *r = &cn->reqs[slot];
+	uint8_t *p = cn->rx + (size_t)slot * cn->rxsz;
+	struct rpcrdma_dec_cfg cfg;
+	struct rpcrdma_dec_err e;
+	ssize_t hl;
+	uint8_t ebuf[32];
+
+	memset(r, 0, sizeof(*r));
+	r->cn = cn;
+	r->slot = slot;
+	cfg = (struct rpcrdma_dec_cfg){ r->rs, RR_MAX_READ_SEGS, r->wch, RR_MAX_WRITE, r->segs, RR_MAX_SEGS,
+					RR_MAX_CHUNK_SEGS, 0 };
+	hl = rpcrdma_hdr_decode(p, len, &cfg, &r->h, &e);
+	DBG("call %u octets: decode %zd (%s), proc %u\n", len, hl, rpcrdma_reason_name(e.reason), r->h.proc);
+	switch (rpcrdma_rx_verdict(hl, &r->h, 1)) {
+	case RPCRDMA_V_DROP:
+		post_rx(cn, slot);
+		return;
+	case RPCRDMA_V_SEND_ERR_VERS:
+	case RPCRDMA_V_SEND_ERR_CHUNK: {
+		uint32_t err = hl == -EPROTONOSUPPORT ? RPCRDMA_ERR_VERS : RPCRDMA_ERR_CHUNK;
+		ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, err, 0);
+
+		sv->info.rdma_errors++;
+		post_rx(cn, slot);
+		if (n > 0)
+			send_hdr_only(cn, ebuf, (size_t)n);
+		return;
+	}
+	case RPCRDMA_V_ACCEPT:
+		break;
+	}
+	rpcrdma_chunk_info(&r->h, &r->ci);
+	r->xid = r->h.xid;
+	r->hl = (uint32_t)hl;
+	r->len = len;
+	queue_req(sv, r);
+}
+
+/* the unreduced call of @r: pull its Read chunks into place (at dispatch
+ * time, so that one buffer per connection serves every call); 0 or -1
+ * (answered with ERR_CHUNK, or the connection is broken) */
+static int assemble(struct rr_svc *sv, struct sreq *r)
+{
+	struct sconn *cn = r->cn;
+	unsigned slot = r->slot;
+	uint8_t *p = cn->rx + (size_t)slot * cn->rxsz;
+	uint32_t len = r->len;
+	ssize_t hl = r->hl;
+	uint8_t ebuf[32];
+
+	{
+		const uint8_t *red; /* the reduced Payload stream */
+		uint64_t redlen, total;
+		uint32_t i;
+
+		if (r->ci.long_call) {
+			/* pull the position-zero chunk first */
+			struct rpcrdma_seg s0[RR_MAX_READ_SEGS];
+			uint32_t n0 = 0;
+
+			if (r->ci.pos0_len > sv->o.max_call ||
+			    grow(&cn->p0, &cn->p0cap, &cn->p0_mr, sv->pd, r->ci.pos0_len + 4,
+				 UIW_ACCESS_LOCAL_WRITE))
+				goto err_chunk;
+			for (i = 0; i < r->h.nread; i++)
+				if (r->h.read[i].position == 0)
+					s0[n0++] = r->h.read[i].seg;
+			cn->reads_done = 0;
+			if (rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
+					 RR_WRID(RR_WR_READ, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+			    wait_wr(sv, cn, &cn->reads_done))
+				goto broken;
+			red = cn->p0;
+			redlen = r->ci.pos0_len;
+			sv->info.read_chunk_octets += redlen;
+		} else {
+			red = p + hl;
+			redlen = len - (uint64_t)hl;
+		}
+		total = redlen + (r->ci.read_len - (r->ci.long_call ? r->ci.pos0_len : 0)) + 4 * r->h.nread;
+		if (r->ci.read_chunks == (r->ci.long_call ? 1u : 0u)) {
+			r->call = red;
+			r->call_len = (uint32_t)redlen;
+		} else {
+			/* rebuild: reduced octets, then each chunk at its position */
+			uint64_t o = 0, ri = 0;
+			uint32_t k = 0;
+
+			if (total > sv->o.max_call ||
+			    grow(&cn->cbuf, &cn->ccap, &cn->c_mr, sv->pd, total, UIW_ACCESS_LOCAL_WRITE))
+				goto err_chunk;
+			while (k < r->h.nread) {
+				uint32_t pos = r->h.read[k].position, n = 0;
+				struct rpcrdma_seg sg[RR_MAX_READ_SEGS];
+				uint64_t clen = 0, before;
+
+				if (pos == 0) { /* the Long call's own chunk */
+					k++;
+					continue;
+				}
+				while (k < r->h.nread && r->h.read[k].position == pos) {
+					sg[n++] = r->h.read[k].seg;
+					clen += r->h.read[k].seg.length;
+					k++;
+				}
+				if (pos < o || pos - o > redlen - ri)
+					goto err_chunk; /* positions out of order or past the stream */
+				before = pos - o;
+				memcpy(cn->cbuf + o, red + ri, before);
+				o += before;
+				ri += before;
+				cn->reads_done = 0;
+				if (rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
+						 RR_WRID(RR_WR_READ, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+				    wait_wr(sv, cn, &cn->reads_done))
+					goto broken;
+				sv->info.read_chunk_octets += clen;
+				o += clen;
+				while (o % 4)
+					cn->cbuf[o++] = 0;
+			}
+			memcpy(cn->cbuf + o, red + ri, redlen - ri);
+			o += redlen - ri;
+			r->call = cn->cbuf;
+			r->call_len = (uint32_t)o;
+		}
+	}
+	sv->info.calls++;
+	return 0;
+err_chunk: {
+	ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, RPCRDMA_ERR_CHUNK, 0);
+
+	sv->info.rdma_errors++;
+	post_rx(cn, slot);
+	if (n > 0)
+		send_hdr_only(cn, ebuf, (size_t)n);
+	return -1;
+}
+broken:
+	cn->failed = 1;
+	uiw_disconnect(cn->id);
+	return -1;
+}
+
+/* take completions; @cn/@flag: also wait until *flag is set */
+static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
+{
+	unsigned s = RR_WR_SLOT(wc->wr_id), ci = s >> 12, slot = s & 0xfff;
+	struct sconn *cn;
+
+	if (ci >= MAX_CONNS)
+		return;
+	cn = &sv->conns[ci];
+	if (!cn->used)
+		return;
+	if (wc->status != UIW_WC_SUCCESS) {
+		if (getenv("UIW_RPC_DEBUG"))
+			fprintf(stderr, "svc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
+				(unsigned long long)wc->wr_id, wc->status, wc->opcode, wc->term_layer,
+				wc->term_etype, wc->term_ecode);
+		if (!cn->failed) {
+			cn->failed = 1;
+			uiw_disconnect(cn->id);
+		}
+		return;
+	}
+	DBG("completion conn %u kind %u slot %u len %u\n", ci, RR_WR_KIND(wc->wr_id), slot, wc->byte_len);
+	switch (RR_WR_KIND(wc->wr_id)) {
+	case RR_WR_RECV:
+		on_call(sv, cn, slot, wc->byte_len);
+		break;
+	case RR_WR_READ:
+		cn->reads_done = 1;
+		break;
+	case RR_WR_WRITE:
+		cn->writes_done = 1;
+		break;
+	case RR_WR_SEND:
+		if (slot < NTX)
+			cn->tx_busy[slot] = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+static int poll_cq(struct rr_svc *sv)
+{
+	struct uiw_wc wc[16];
+	int n, total = 0;
+
+	while ((n = uiw_poll_cq(sv->cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++)
+			on_wc(sv, &wc[i]);
+		total += n;
+	}
+	return total;
+}
+
+/* wait (bounded) until *flag, taking other completions meanwhile; a call
+ * that arrives meanwhile is queued (its pull may nest once) */
+static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
+{
+	struct uiw_wc wc;
+
+	for (int spins = 0; !*flag; spins++) {
+		int n = uiw_poll_cq(sv->cq, 1, &wc);
+
+		if (n == 1) {
+			on_wc(sv, &wc);
+			continue;
+		}
+		if (cn->failed || !cn->used || spins > 200000)
+			return -EIO;
+		if (spins > 1000)
+			usleep(50);
+	}
+	return 0;
+}
+
+static int tx_slot(struct rr_svc *sv, struct sconn *cn)
+{
+	for (int spins = 0; spins < 200000; spins++) {
+		for (int i = 0; i < NTX; i++)
+			if (!cn->tx_busy[i])
+				return i;
+		poll_cq(sv);
+		if (cn->failed || !cn->used)
+			return -EIO;
+		if (spins > 1000)
+			usleep(50);
+	}
+	return -EIO;
+}
+
+static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
+{
+	struct uiw_sge sge = { (uintptr_t)(cn->tx + (size_t)slot * cn->txsz), len, cn->tx_mr->lkey };
+	struct uiw_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = RR_WRID(RR_WR_SEND, (unsigned)(cn - cn->sv->conns) << 12 | (unsigned)slot);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = inv ? UIW_WR_SEND_WITH_INV : UIW_WR_SEND;
+	wr.invalidate_rkey = inv;
+	wr.send_flags = UIW_SEND_SIGNALED;
+	cn->tx_busy[slot] = 1;
+	return uiw_post_send(cn->qp, &wr, &bad);
+}
+
+static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len)
+{
+	int t = tx_slot(cn->sv, cn);
+
+	if (t < 0 || len > cn->txsz)
+		return -EIO;
+	memcpy(cn->tx + (size_t)t * cn->txsz, buf, len);
+	return post_send(cn, t, (uint32_t)len, 0);
+}
+
+/* ---- SVCXPRT ops ------------------------------------------------------- */
+
+static struct rr_svc *SV(SVCXPRT *x)
+{
+	return (struct rr_svc *)x->xp_p1;
+}
+
+static void drain_fds(struct rr_svc *sv)
+{
+	struct pollfd pf = { sv->ch->fd, POLLIN, 0 };
+
+	while (poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN)) {
+		struct uiw_cq *cq;
+		void *ctx;
+
+		if (uiw_get_cq_event(sv->ch, &cq, &ctx))
+			break;
+		uiw_ack_cq_events(cq, 1);
+	}
+	uiw_req_notify_cq(sv->cq, 0);
+}
+
+static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
+{
+	struct rr_svc *sv = SV(x);
+	struct sreq *r = NULL;
+
+	if (sv->cur && !sv->cur->replied && sv->cur->cn)
+		post_rx(sv->cur->cn, sv->cur->slot); /* a call that got no reply */
+	sv->cur = NULL;
+	cm_events(sv);
+	drain_fds(sv);
+	poll_cq(sv);
+	while (sv->qh != sv->qt && !r) {
+		r = sv->q[sv->qh++ % (MAX_CONNS * RR_CREDITS_MAX)];
+		if (r && (!r->cn || !r->cn->used || r->cn->failed || assemble(sv, r)))
+			r = NULL;
+	}
+	if (!r)
+		return FALSE;
+	rpc_xdr_decode_init(&r->dec, r->call, r->call_len, NULL, 0);
+	if (!xdr_callmsg(&r->dec.x, msg)) {
+		/* not an RPC call: drop it, keep the receive */
+		post_rx(r->cn, r->slot);
+		return FALSE;
+	}
+	DBG("dispatch xid %08x prog %u vers %u proc %u\n", (unsigned)msg->rm_xid, (unsigned)msg->rm_call.cb_prog,
+	    (unsigned)msg->rm_call.cb_vers, (unsigned)msg->rm_call.cb_proc);
+	r->rpc_xid = msg->rm_xid;
+	sv->cur = r;
+	x->xp_verf.oa_flavor = AUTH_NONE;
+	x->xp_verf.oa_length = 0;
+	return TRUE;
+}
+
+static enum xprt_stat x_stat(SVCXPRT *x)
+{
+	struct rr_svc *sv = SV(x);
+
+	return sv->qh != sv->qt ? XPRT_MOREREQS : XPRT_IDLE;
+}
+
+static bool_t x_getargs(SVCXPRT *x, xdrproc_t xa, void *ap)
+{
+	struct rr_svc *sv = SV(x);
+
+	if (!sv->cur)
+		return FALSE;
+	return xa(&sv->cur->dec.x, ap);
+}
+
+static bool_t x_freeargs(SVCXPRT *x, xdrproc_t xa, void *ap)
+{
+	XDR fx;
+
+	(void)x;
+	fx.x_op = XDR_FREE;
+	return xa(&fx, ap);
+}
+
+static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
+{
+	struct rr_svc *sv = SV(x);
+	struct sreq *r = sv->cur;
+	struct sconn *cn;
+	struct rpcrdma_hdr h;
+	struct rpcrdma_chunk wret, rret;
+	struct rpcrdma_seg wsegs[RR_MAX_CHUNK_SEGS], rsegs[RR_MAX_CHUNK_SEGS];
+	struct rpc_xdr s;
+	size_t need;
+	ssize_t hl;
+	int t, form, divert;
+	uint32_t inv = 0;
+	int fl = 0;
+
+	if (!r || !r->cn || !r->cn->used)
+		return FALSE;
+	DBG("reply to xid %08x\n", r->xid);
+	cn = r->cn;
+	r->replied = 1;
+	msg->rm_xid = r->rpc_xid; /* as svc_vc_reply(): svc_sendreply() leaves it to us */
+	sv->cur = NULL;
+	need = xdr_sizeof((xdrproc_t)xdr_replymsg, msg) + 64;
+	if (grow(&sv->rbuf, &sv->rcap, &sv->r_mr, sv->pd, need, UIW_ACCESS_LOCAL_WRITE))
+		{ fl = __LINE__; goto fail; }
+	/* one DDP-eligible result into the first Write chunk, if offered */
+	divert = r->h.nwrite > 0 && r->h.write[0].nsegs > 0;
+	rpc_xdr_encode_init(&s, sv->rbuf, (u_int)sv->rcap, divert ? sv->o.ddp_threshold : 0, divert ? 1 : 0);
+	if (!xdr_replymsg(&s.x, msg))
+		{ fl = __LINE__; goto fail; }
+	if (s.nitems && s.items[0].len > rpcrdma_chunk_len(&r->h.write[0])) {
+		/* does not fit the chunk: inline after all */
+		rpc_xdr_encode_init(&s, sv->rbuf, (u_int)sv->rcap, 0, 0);
+		if (!xdr_replymsg(&s.x, msg))
+			{ fl = __LINE__; goto fail; }
+	}
+	memset(&h, 0, sizeof(h));
+	h.xid = r->xid;
+	h.vers = RPCRDMA_VERSION;
+	h.credits = sv->o.credits;
+	h.proc = RPCRDMA_MSG;
+	if (r->h.nwrite) {
+		/* the Write list comes back with the lengths written (§3.4.6) */
+		const struct rpcrdma_chunk *w = &r->h.write[0];
+		uint64_t left = s.nitems ? s.items[0].len : 0;
+
+		wret.nsegs = w->nsegs;
+		wret.segs = wsegs;
+		for (uint32_t i = 0; i < w->nsegs; i++) {
+			wsegs[i] = w->segs[i];
+			wsegs[i].length = (uint32_t)(left < w->segs[i].length ? left : w->segs[i].length);
+			left -= wsegs[i].length;
+		}
+		if (s.nitems) {
+			/* the item's octets go straight from the result memory */
+			struct uiw_mr *mr;
+
+			if (uiw_reg_mr(sv->pd, (void *)(uintptr_t)s.items[0].addr, s.items[0].len, 0, &mr))
+				{ fl = __LINE__; goto fail; }
+			cn->writes_done = 0;
+			if (rr_post_rdma(cn->qp, 1, (uint8_t *)(uintptr_t)s.items[0].addr, mr->lkey, s.items[0].len,
+					 w->segs, w->nsegs,
+					 RR_WRID(RR_WR_WRITE, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+			    wait_wr(sv, cn, &cn->writes_done)) {
+				uiw_dereg_mr(mr);
+				{ fl = __LINE__; goto fail; }
+			}
+			/* the Write left: the result memory is the caller's again */
+			uiw_dereg_mr(mr);
+			sv->info.write_chunk_octets += s.items[0].len;
+		}
+		h.nwrite = 1;
+		h.write = &wret;
+	}
+	hl = rpcrdma_hdr_len(&h);
+	if (hl < 0)
+		{ fl = __LINE__; goto fail; }
+	form = rpcrdma_reply_form(&r->ci, (size_t)hl, s.pos, cn->inl.send_max);
+	if (form == RPCRDMA_NOMSG) {
+		const struct rpcrdma_chunk *rc = &r->h.reply;
+		uint64_t left = s.pos;
+
+		rret.nsegs = rc->nsegs;
+		rret.segs = rsegs;
+		for (uint32_t i = 0; i < rc->nsegs; i++) {
+			rsegs[i] = rc->segs[i];
+			rsegs[i].length = (uint32_t)(left < rc->segs[i].length ? left : rc->segs[i].length);
+			left -= rsegs[i].length;
+		}
+		if (rr_post_rdma(cn->qp, 1, sv->rbuf, sv->r_mr->lkey, s.pos, rc->segs, rc->nsegs,
+				 RR_WRID(RR_WR_WRITE, (unsigned)(cn - sv->conns) << 12)) < 0)
+			{ fl = __LINE__; goto fail; }
+		sv->info.reply_chunk_octets += s.pos;
+		h.proc = RPCRDMA_NOMSG;
+		h.has_reply = 1;
+		h.reply = rret;
+		if (cn->inl.remote_inv && rc->nsegs)
+			inv = rc->segs[0].handle;
+	} else if (form < 0) {
+		uint8_t ebuf[32];
+		ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, RPCRDMA_ERR_CHUNK, 0);
+
+		post_rx(cn, r->slot);
+		sv->info.rdma_errors++;
+		return n > 0 && send_hdr_only(cn, ebuf, (size_t)n) == 0;
+	} else if (cn->inl.remote_inv && r->h.nwrite && r->h.write[0].nsegs) {
+		inv = r->h.write[0].segs[0].handle;
+	}
+	t = tx_slot(sv, cn);
+	if (t < 0)
+		{ fl = __LINE__; goto fail; }
+	hl = rpcrdma_hdr_encode(cn->tx + (size_t)t * cn->txsz, cn->txsz, &h, 0);
+	if (hl < 0)
+		{ fl = __LINE__; goto fail; }
+	if (h.proc == RPCRDMA_MSG) {
+		if ((size_t)hl + s.pos > cn->txsz)
+			{ fl = __LINE__; goto fail; }
+		memcpy(cn->tx + (size_t)t * cn->txsz + hl, sv->rbuf, s.pos);
+		hl += s.pos;
+	}
+	/* the receive goes back before the reply can release a new call */
+	post_rx(cn, r->slot);
+	if (post_send(cn, t, (uint32_t)hl, inv))
+		{ fl = __LINE__; goto fail; }
+	DBG("reply sent: %zd octets, proc %u, inv %08x\n", hl, h.proc, inv);
+	sv->info.replies++;
+	if (h.proc == RPCRDMA_NOMSG) {
+		/* the reply buffer is reused by the next reply: wait for the Send */
+		while (cn->used && !cn->failed && cn->tx_busy[t])
+			poll_cq(sv);
+	}
+	return TRUE;
+fail:
+	DBG("reply failed at line %d\n", fl);
+	post_rx(cn, r->slot);
+	if (!cn->failed) {
+		cn->failed = 1;
+		uiw_disconnect(cn->id);
+	}
+	return FALSE;
+}
+
+static void x_destroy(SVCXPRT *x)
+{
+	struct rr_svc *sv = SV(x);
+
+	xprt_unregister(x);
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (sv->conns[i].used) {
+			uiw_disconnect(sv->conns[i].id);
+			conn_free(&sv->conns[i]);
+		}
+	if (sv->listen)
+		uiw_destroy_id(sv->listen);
+	if (sv->r_mr)
+		uiw_dereg_mr(sv->r_mr);
+	if (sv->cq)
+		uiw_destroy_cq(sv->cq);
+	if (sv->ch)
+		uiw_destroy_comp_channel(sv->ch);
+	if (sv->pd)
+		uiw_dealloc_pd(sv->pd);
+	if (sv->ctx)
+		uiw_close_context(sv->ctx);
+	if (sv->epfd >= 0)
+		close(sv->epfd);
+	free(sv->rbuf);
+	free(sv);
+	free(x->xp_p3);
+	free(x);
+}
+
+static bool_t x_control(SVCXPRT *x, const u_int rq, void *in)
+{
+	(void)x;
+	(void)rq;
+	(void)in;
+	return FALSE;
+}
+
+static const struct xp_ops rr_xp_ops = { x_recv, x_stat, x_getargs, x_reply, x_freeargs, x_destroy };
+static const struct xp_ops2 rr_xp_ops2 = { x_control };
+
+SVCXPRT *svc_rdma_create(const char *addr, int port, const struct rpc_rdma_opts *opts)
+{
+	struct rr_svc *sv = calloc(1, sizeof(*sv));
+	SVCXPRT *x = calloc(1, sizeof(*x));
+	struct uiw_context_attr ca;
+	struct epoll_event ee;
+	int rc = -ENOMEM;
+
+	svc_err[0] = 0;
+	if (!sv || !x)
+		goto fail;
+	sv->epfd = -1;
+	for (int i = 0; i < MAX_CONNS; i++)
+		sv->conns[i].sv = sv;
+	rr_opts_resolve(opts, &sv->o);
+	memset(&ca, 0, sizeof(ca));
+	ca.mode = UIW_CTX_PROGRESS_THREAD;
+	ca.crc = sv->o.crc > 0 ? UIW_CRC_ON : sv->o.crc == 0 ? UIW_CRC_OFF : UIW_CRC_DEFAULT;
+	if ((rc = uiw_open_context(&sv->ctx, &ca)) || (rc = uiw_alloc_pd(sv->ctx, &sv->pd)) ||
+	    (rc = uiw_create_comp_channel(sv->ctx, &sv->ch)) ||
+	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (RR_CREDITS_MAX + NTX + 8), sv, sv->ch, &sv->cq)) ||
+	    (rc = uiw_req_notify_cq(sv->cq, 0)) || (rc = uiw_create_id(sv->ctx, sv, &sv->listen)) ||
+	    (rc = uiw_listen(sv->listen, addr ? addr : "0.0.0.0", (uint16_t)port, 64))) {
+		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));
+		goto fail;
+	}
+	sv->port = uiw_get_port(sv->listen);
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	memset(&ee, 0, sizeof(ee));
+	ee.events = EPOLLIN;
+	if (sv->epfd < 0 || epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->ch->fd, &ee) ||
+	    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, uiw_cm_event_fd(sv->ctx), &ee)) {
+		rc = -errno;
+		snprintf(svc_err, sizeof(svc_err), "epoll: %s", strerror(-rc));
+		goto fail;
+	}
+	x->xp_fd = sv->epfd;
+	x->xp_port = (u_short)sv->port;
+	x->xp_ops = &rr_xp_ops;
+	x->xp_ops2 = &rr_xp_ops2;
+	x->xp_p1 = sv;
+	x->xp_netid = NULL;
+	/* libtirpc keeps its per-transport extension (flags and the SVCAUTH
+	 * that svc_getreq_common() fills) behind xp_p3; its allocator is not
+	 * exported, so provide zeroed room for it (two words and a flag) */
+	x->xp_p3 = calloc(1, 64);
+	if (!x->xp_p3) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	sv->xprt = x;
+	xprt_register(x);
+	return x;
+fail:
+	if (!svc_err[0])
+		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));
+	if (sv && x) {
+		x->xp_p1 = sv;
+		x->xp_fd = -1;
+		if (sv->listen)
+			uiw_destroy_id(sv->listen);
+		sv->listen = NULL;
+		if (sv->cq)
+			uiw_destroy_cq(sv->cq);
+		sv->cq = NULL;
+		if (sv->ch)
+			uiw_destroy_comp_channel(sv->ch);
+		sv->ch = NULL;
+		if (sv->pd)
+			uiw_dealloc_pd(sv->pd);
+		if (sv->ctx)
+			uiw_close_context(sv->ctx);
+		if (sv->epfd >= 0)
+			close(sv->epfd);
+		free(x->xp_p3);
+		free(sv);
+		free(x);
+		return NULL;
+	}
+	free(sv);
+	free(x);
+	return NULL;
+}
+
+int svc_rdma_port(SVCXPRT *x)
+{
+	return x ? SV(x)->port : -1;
+}
+
+void svc_rdma_info(SVCXPRT *x, struct rpc_rdma_info *info)
+{
+	*info = SV(x)->info;
+	info->credits = SV(x)->o.credits;
+}
+
+const char *svc_rdma_strerror(void)
+{
+	return svc_err[0] ? svc_err : "no error";
+}
