@@ -233,9 +233,6 @@ static int cl_connect(struct rr_clnt *c)
 	rc = uiw_reg_mr(c->pd, c->rx, (size_t)NRX * c->rxsz, UIW_ACCESS_LOCAL_WRITE, &c->rx_mr);
 	if (!rc)
 		rc = uiw_reg_mr(c->pd, c->tx, c->txsz, 0, &c->tx_mr);
-	if (!rc)
-		rc = uiw_reg_mr(c->pd, c->rep, c->repcap, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
-				&c->rep_mr);
 	for (unsigned i = 0; !rc && i < NRX; i++)
 		rc = post_rx(c, i);
 	if (rc)
@@ -295,7 +292,7 @@ fail_msg:
 /* ---- one call ---------------------------------------------------------- */
 
 struct call_mrs {
-	struct uiw_mr *mr[RPC_XDR_MAX_ITEMS + 2];
+	struct uiw_mr *mr[RPC_XDR_MAX_ITEMS + 4];
 	int n;
 };
 
@@ -391,7 +388,7 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	int have_result = c->have_result, slot, rc, divert;
 	size_t need;
 	ssize_t hl;
-	uint32_t xid, blen, inv, wlen = 0;
+	uint32_t xid, blen = 0, inv = 0, wlen = 0;
 	const uint8_t *payload;
 	uint32_t paylen;
 	int64_t end;
@@ -463,7 +460,10 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		h.nwrite = 1;
 		h.write = &wch;
 	}
-	rseg.handle = c->rep_mr->rkey;
+	/* the Reply chunk is registered per call like every chunk: with remote
+	 * invalidation the server may invalidate its STag (RFC 8797 §4.1) */
+	if ((rc = reg(c, &m, c->rep, c->repcap, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE, &rseg.handle)))
+		goto sys;
 	rseg.length = (uint32_t)c->repcap;
 	rseg.offset = (uintptr_t)c->rep;
 	h.has_reply = 1;
@@ -488,6 +488,7 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 			goto sys;
 		h.nread++;
 		h.proc = RPCRDMA_NOMSG;
+		c->info.read_chunk_octets += s.pos;
 		hl = rpcrdma_hdr_encode(c->tx, c->txsz, &h, 0);
 		if (hl < 0 || (size_t)hl > c->inl.send_max) {
 			rc = hl < 0 ? (int)hl : -EMSGSIZE;

@@ -1,0 +1,147 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The rpcgen example service (rpcrdma/examples/bulk.x) over RPC-over-RDMA
+# and, unchanged, over libtirpc TCP, on 127.0.0.1: one bulk_server with both
+# transports on kernel-chosen ports, then bulk_client calls with seeded,
+# verified payloads at sizes around the inline and DDP thresholds, in every
+# RFC 8166 message form:
+#   NULL                        Short call, Short reply
+#   PUT >= 1 KiB                Chunked call (Read chunk), Short reply
+#   PUT with --ddp-threshold 1G Long call (RDMA_NOMSG, position-zero Read chunk)
+#   GET with a result buffer    Write chunk, Short reply
+#   GET --no-result-buf         Long reply (Reply chunk, RDMA_NOMSG)
+#   --inline 1024               the RFC 8166 minimum both ways
+# and checks that RDMA and TCP give the same results, that the chunk
+# counters of --info moved what they should, and that a call larger than the
+# client's reply buffer fails cleanly.  Exit 0 pass, 1 fail.  Every process
+# started here is killed and reaped on exit; every wait is bounded.
+# Env: UIW_BIN (build/bin: the examples are in ../examples), UIW_SAN.
+
+set -u
+
+EX=$(dirname "${UIW_BIN:-build/bin}")/examples
+SRV=$EX/bulk_server
+CLI=$EX/bulk_client
+for b in "$SRV" "$CLI"; do
+	if [ ! -x "$b" ]; then
+		echo "rpc.sh: $b is not built"
+		exit 1
+	fi
+done
+if [ -n "${UIW_SAN:-}" ]; then T=60; else T=20; fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-rpc-test.XXXXXX") || exit 1
+PIDS=""
+FAILS=0
+cleanup() {
+	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+	for p in $PIDS; do
+		n=0
+		while kill -0 "$p" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+fail() { echo "rpc.sh: FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "rpc.sh: ok: $*"; }
+
+"$SRV" --tcp 0 --rdma 0 -a 127.0.0.1 >"$TMP/srv.log" 2>&1 &
+PIDS="$PIDS $!"
+n=0
+while [ $n -lt $((T * 10)) ]; do
+	TP=$(sed -n 's/^bulk_server: tcp port \([0-9]*\)$/\1/p' "$TMP/srv.log")
+	RP=$(sed -n 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$TMP/srv.log")
+	[ -n "$TP" ] && [ -n "$RP" ] && break
+	sleep 0.1
+	n=$((n + 1))
+done
+if [ -z "$TP" ] || [ -z "$RP" ]; then
+	echo "rpc.sh: FAIL: bulk_server did not start: $(cat "$TMP/srv.log")"
+	exit 1
+fi
+
+# run NAME ARGS...: one client, must exit 0 with "verified" (or the NULL line)
+run() {
+	name=$1
+	shift
+	if timeout "$T" "$CLI" -q "$@" 127.0.0.1 >"$TMP/$name.log" 2>&1; then
+		if grep -q 'DATA DIFFERED' "$TMP/$name.log"; then
+			fail "$name: $(cat "$TMP/$name.log")"
+		else
+			pass "$name"
+		fi
+	else
+		fail "$name (exit $?): $(tail -n 2 "$TMP/$name.log" | tr '\n' ' ')"
+	fi
+}
+
+for tr in tcp rdma; do
+	if [ $tr = tcp ]; then P=$TP; else P=$RP; fi
+	run "$tr-null" --$tr -p "$P" -o null -n 200 --verify
+	for s in 0 1 1023 1024 4097 65536 1048576; do
+		run "$tr-get-$s" --$tr -p "$P" -o get -s "$s" -n 5 --verify
+		run "$tr-put-$s" --$tr -p "$P" -o put -s "$s" -n 5 --verify
+	done
+	run "$tr-get-16m" --$tr -p "$P" -o get -s 16M -n 2 --verify
+	run "$tr-put-16m" --$tr -p "$P" -o put -s 16M -n 2 --verify
+done
+
+# message forms, with the counters that prove them
+info() { # NAME ARGS...: run with --info, leave the info line in $INFO
+	name=$1
+	shift
+	run "$name" --rdma -p "$RP" --info "$@"
+	INFO=$(grep 'inline send' "$TMP/$name.log")
+}
+info long-call -o put -s 65536 -n 3 --ddp-threshold 1G --verify
+case $INFO in
+*"Read chunk 0,"*) fail "long-call: no octets by Read chunk: $INFO" ;;
+*) pass "long call moved the call by Read chunk" ;;
+esac
+info chunked-call -o put -s 65536 -n 3 --verify
+case $INFO in
+*"Read chunk 196608,"*) pass "chunked call: 3 x 65536 octets by Read chunk" ;;
+*) fail "chunked-call: $INFO" ;;
+esac
+info write-chunk -o get -s 65536 -n 3 --verify
+case $INFO in
+*"Write chunk 196608,"*) pass "GET data by Write chunk: 3 x 65536 octets" ;;
+*) fail "write-chunk: $INFO" ;;
+esac
+info long-reply -o get -s 65536 -n 3 --no-result-buf --verify
+case $INFO in
+*"Write chunk 0, Reply chunk 0"*) fail "long-reply: no Reply chunk: $INFO" ;;
+*"Write chunk 0, Reply chunk "*) pass "GET without a result buffer: Long reply by Reply chunk" ;;
+*) fail "long-reply: $INFO" ;;
+esac
+info inline-min -o get -s 2000 -n 3 --inline 1024 --no-result-buf --verify
+case $INFO in
+*"inline send 1024 recv 1024"*) pass "inline 1024 negotiated" ;;
+*) fail "inline-min: $INFO" ;;
+esac
+info short -o null -n 10
+case $INFO in
+*"Read chunk 0, Write chunk 0, Reply chunk 0"*) pass "NULL: Short call and reply" ;;
+*) fail "short: $INFO" ;;
+esac
+case $INFO in
+*"inline send 4096 recv 4096, credits 32, remote invalidation on, peer RFC 8797 data yes"*)
+	pass "RFC 8797: 4 KiB both ways, 32 credits, remote invalidation" ;;
+*) fail "negotiation: $INFO" ;;
+esac
+
+# the server is still serving after all that
+run after-all --rdma -p "$RP" -o get -s 1M -n 3 --verify
+if ! kill -0 $(echo "$PIDS" | awk '{print $1}') 2>/dev/null; then
+	fail "bulk_server died: $(tail -n 3 "$TMP/srv.log")"
+fi
+
+if [ "$FAILS" -ne 0 ]; then
+	echo "rpc.sh: $FAILS checks failed"
+	exit 1
+fi
+echo "rpc.sh: all checks passed"
