@@ -134,6 +134,14 @@ case $INFO in
 *) fail "negotiation: $INFO" ;;
 esac
 
+# a hostile requester: malformed headers answered as RFC 8166 §4.5 says
+RAW=${UIW_TESTBIN:-$(dirname "${UIW_BIN:-build/bin}")/tests}/rpc_raw
+if timeout "$T" "$RAW" -p "$RP" >"$TMP/raw.log" 2>&1; then
+	pass "rpc_raw: $(grep -c ': ok:' "$TMP/raw.log") hostile-header checks"
+else
+	fail "rpc_raw: $(grep -v ': ok:' "$TMP/raw.log" | tr '\n' ' ')"
+fi
+
 # the server is still serving after all that
 run after-all --rdma -p "$RP" -o get -s 1M -n 3 --verify
 if ! kill -0 $(echo "$PIDS" | awk '{print $1}') 2>/dev/null; then
