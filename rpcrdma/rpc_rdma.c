@@ -167,20 +167,25 @@ static int64_t now_ms(void)
 
 static void cl_teardown(struct rr_clnt *c)
 {
+	int r[6] = { 0 };
+
 	if (c->id && c->up)
 		uiw_disconnect(c->id);
-	if (c->qp)
-		uiw_destroy_qp(c->qp);
 	if (c->id)
-		uiw_destroy_id(c->id);
+		r[0] = uiw_destroy_id(c->id);
+	if (c->qp)
+		r[1] = uiw_destroy_qp(c->qp);
 	if (c->rx_mr)
-		uiw_dereg_mr(c->rx_mr);
+		r[2] = uiw_dereg_mr(c->rx_mr);
 	if (c->tx_mr)
-		uiw_dereg_mr(c->tx_mr);
+		r[3] = uiw_dereg_mr(c->tx_mr);
 	if (c->rep_mr)
-		uiw_dereg_mr(c->rep_mr);
+		r[4] = uiw_dereg_mr(c->rep_mr);
 	if (c->cq)
-		uiw_destroy_cq(c->cq);
+		r[5] = uiw_destroy_cq(c->cq);
+	if (getenv("UIW_RPC_DEBUG"))
+		fprintf(stderr, "rpc_rdma: teardown: id %d qp %d mr %d %d %d cq %d\n", r[0], r[1], r[2], r[3],
+			r[4], r[5]);
 	c->qp = NULL;
 	c->id = NULL;
 	c->rx_mr = c->tx_mr = c->rep_mr = NULL;
@@ -571,8 +576,10 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	memset(&msg, 0, sizeof(msg));
 	msg.acpted_rply.ar_verf = _null_auth;
 	msg.acpted_rply.ar_results.where = resp;
-	msg.acpted_rply.ar_results.proc = xres;
+	msg.acpted_rply.ar_results.proc = (xdrproc_t)rpc_xdr_results;
 	rpc_xdr_decode_init(&d, payload, paylen, wlen ? result.buf : NULL, wlen);
+	d.armed = 0; /* the chunk stands in only inside the results */
+	d.inner = xres;
 	if (!xdr_replymsg(&d.x, &msg) || msg.rm_xid != xid) {
 		post_rx(c, (unsigned)slot);
 		drop_mrs(&m);
@@ -585,7 +592,9 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		c->err.re_status = RPC_AUTHERROR;
 		c->err.re_why = AUTH_INVALIDRESP;
 	}
-	if (msg.acpted_rply.ar_verf.oa_base) {
+	/* only an accepted reply has a verifier: in a denied one the union
+	 * holds rejected_reply fields there (found by fuzz_rpc_xdr) */
+	if (msg.rm_reply.rp_stat == MSG_ACCEPTED && msg.acpted_rply.ar_verf.oa_base) {
 		XDR fx;
 
 		fx.x_op = XDR_FREE;
@@ -621,10 +630,12 @@ static void rr_destroy(CLIENT *cl)
 	struct rr_clnt *c = (struct rr_clnt *)cl->cl_private;
 
 	cl_teardown(c);
-	if (c->pd)
-		uiw_dealloc_pd(c->pd);
-	if (c->ctx)
-		uiw_close_context(c->ctx);
+	{
+		int a = c->pd ? uiw_dealloc_pd(c->pd) : 0, b = c->ctx ? uiw_close_context(c->ctx) : 0;
+
+		if (getenv("UIW_RPC_DEBUG"))
+			fprintf(stderr, "rpc_rdma: destroy: pd %d context %d\n", a, b);
+	}
 	if (cl->cl_auth)
 		AUTH_DESTROY(cl->cl_auth);
 	free(c->rx);

@@ -79,6 +79,7 @@ static bool_t dec_getlong(XDR *x, long *lp)
 	uint32_t v;
 
 	s->skip_pad = 0;
+	s->inline_pad = 0;
 	if (!room(s, 4))
 		return FALSE;
 	memcpy(&v, s->buf + s->pos, 4);
@@ -100,7 +101,7 @@ static bool_t dec_getbytes(XDR *x, char *p, u_int n)
 			return TRUE;
 		}
 	}
-	if (s->wbuf && !s->wused && s->wlen && n == s->wlen) {
+	if (s->wbuf && s->armed && !s->wused && s->wlen && n == s->wlen && n != s->inline_pad) {
 		/* the item the Responder wrote into our Write chunk */
 		if ((const uint8_t *)p != s->wbuf)
 			memcpy(p, s->wbuf, n);
@@ -113,6 +114,9 @@ static bool_t dec_getbytes(XDR *x, char *p, u_int n)
 	if (n)
 		memcpy(p, s->buf + s->pos, n);
 	s->pos += n;
+	/* xdr_opaque() reads a body, then its roundup: the roundup read
+	 * that may follow is never the DDP-eligible item */
+	s->inline_pad = n == s->inline_pad ? 0 : (4 - n % 4) % 4;
 	return TRUE;
 }
 
@@ -235,4 +239,15 @@ void rpc_xdr_decode_init(struct rpc_xdr *s, const void *buf, u_int len, const vo
 	s->cap = len;
 	s->wbuf = wbuf;
 	s->wlen = wbuf ? wlen : 0;
+	s->armed = 1;
+}
+
+bool_t rpc_xdr_results(XDR *x, void *where)
+{
+	struct rpc_xdr *s = S(x);
+
+	if (!s->inner)
+		return FALSE;
+	s->armed = 1;
+	return s->inner(x, where);
 }

@@ -52,6 +52,9 @@ struct rpc_xdr {
 	const uint8_t *wbuf;
 	u_int wlen;
 	int wused;
+	int armed;	  /* the Write chunk may stand in (decode_init: 1) */
+	u_int inline_pad; /* roundup octets that may follow an inline body */
+	xdrproc_t inner;  /* rpc_xdr_results(): the results' own XDR routine */
 };
 
 /* An encoding stream over @buf/@cap; @threshold 0 or @max_items 0: no
@@ -61,5 +64,13 @@ void rpc_xdr_encode_init(struct rpc_xdr *s, void *buf, u_int cap, u_int threshol
 /* A decoding stream over @len octets at @buf; @wbuf/@wlen: the Write
  * chunk's data as the Responder wrote it (NULL/0: none). */
 void rpc_xdr_decode_init(struct rpc_xdr *s, const void *buf, u_int len, const void *wbuf, u_int wlen);
+
+/*
+ * rpc_xdr_results() - an XDR routine for ar_results.proc that arms the
+ * Write chunk and calls @s->inner: set s->armed = 0 and s->inner = xres
+ * before xdr_replymsg(), so that nothing in the reply header (the
+ * verifier's body) can be taken for the DDP-eligible result.
+ */
+bool_t rpc_xdr_results(XDR *x, void *where);
 
 #endif /* UIW_RPC_XDR_H */
