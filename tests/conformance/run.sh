@@ -53,6 +53,8 @@ READY_TIMEOUT=${UIW_VM_READY_TIMEOUT:-180}
 # they come last; each case loads what it needs, so any subset works)
 ALL_CASES=(siw-smoke uiw-client uiw-client-nocrc uiw-server uiw-server-nocrc
 	ping-u2s-64 ping-u2s-65535 ping-s2u-64 ping-s2u-65535
+	perftest-u2s-write perftest-u2s-read perftest-u2s-send
+	perftest-s2u-write perftest-s2u-read perftest-s2u-send
 	param-defaults param-crc)
 
 # shellcheck source=vm.sh
