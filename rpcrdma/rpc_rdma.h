@@ -45,7 +45,7 @@ extern "C" {
  * @credits: client: credits asked for; server: credits granted (default 32)
  * @ddp_threshold: smallest opaque item moved by RDMA (default 1024)
  * @max_call: server: largest call accepted, inline or pulled (default 16 MiB + 64 KiB)
- * @remote_inv: 1 advertise remote invalidation (RFC 8797 R bit), 0 not, default 1
+ * @remote_inv: 1 advertise remote invalidation (RFC 8797 R bit), 0 not (NULL opts: 1)
  * @no_cm_pd: 1: send no RFC 8797 private data (the peer then assumes 1024)
  * @crc: MPA CRC: 1 on, 0 off, default (-1 treated as 0 here): uiwarp default
  * @connect_timeout_ms: client connection setup bound (default 10000)
