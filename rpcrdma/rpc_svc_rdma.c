@@ -42,6 +42,7 @@
 			fprintf(stderr, "svc_rdma: " __VA_ARGS__); \
 	} while (0)
 #define NTX	  8 /* reply Send buffers per connection */
+#define QCAP	  (MAX_CONNS * RR_CREDITS_MAX) /* calls waiting for dispatch */
 
 static __thread char svc_err[256];
 
@@ -97,7 +98,7 @@ struct rr_svc {
 	int port, epfd;
 	struct sconn conns[MAX_CONNS];
 	/* calls complete and waiting for dispatch (one per receive at most) */
-	struct sreq *q[MAX_CONNS * RR_CREDITS_MAX];
+	struct sreq *q[QCAP];
 	unsigned qh, qt;
 	struct sreq *cur;
 	uint8_t *rbuf; /* the encoded reply */
@@ -124,14 +125,15 @@ static void conn_free(struct sconn *cn)
 
 	/* calls of this connection still queued are dropped */
 	for (unsigned i = sv->qh; i != sv->qt; i++)
-		if (sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)] && sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)]->cn == cn)
-			sv->q[i % (MAX_CONNS * RR_CREDITS_MAX)] = NULL;
+		if (sv->q[i % QCAP] && sv->q[i % QCAP]->cn == cn)
+			sv->q[i % QCAP] = NULL;
 	if (sv->cur && sv->cur->cn == cn)
 		sv->cur = NULL;
-	if (cn->qp)
-		uiw_destroy_qp(cn->qp);
+	/* the id first: uiw_destroy_qp() refuses a QP its id still holds */
 	if (cn->id)
 		uiw_destroy_id(cn->id);
+	if (cn->qp)
+		uiw_destroy_qp(cn->qp);
 	if (cn->rx_mr)
 		uiw_dereg_mr(cn->rx_mr);
 	if (cn->tx_mr)
@@ -251,7 +253,7 @@ static void cm_events(struct rr_svc *sv)
 
 static void queue_req(struct rr_svc *sv, struct sreq *r)
 {
-	sv->q[sv->qt++ % (MAX_CONNS * RR_CREDITS_MAX)] = r;
+	sv->q[sv->qt++ % QCAP] = r;
 }
 
 static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len);
@@ -576,7 +578,7 @@ static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
 	drain_fds(sv);
 	poll_cq(sv);
 	while (sv->qh != sv->qt && !r) {
-		r = sv->q[sv->qh++ % (MAX_CONNS * RR_CREDITS_MAX)];
+		r = sv->q[sv->qh++ % QCAP];
 		if (r && (!r->cn || !r->cn->used || r->cn->failed || assemble(sv, r)))
 			r = NULL;
 	}
@@ -764,11 +766,9 @@ fail:
 	return FALSE;
 }
 
-static void x_destroy(SVCXPRT *x)
+/* everything of @sv and @x but the libtirpc registration */
+static void sv_release(struct rr_svc *sv, SVCXPRT *x)
 {
-	struct rr_svc *sv = SV(x);
-
-	xprt_unregister(x);
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (sv->conns[i].used) {
 			uiw_disconnect(sv->conns[i].id);
@@ -792,6 +792,12 @@ static void x_destroy(SVCXPRT *x)
 	free(sv);
 	free(x->xp_p3);
 	free(x);
+}
+
+static void x_destroy(SVCXPRT *x)
+{
+	xprt_unregister(x);
+	sv_release(SV(x), x);
 }
 
 static bool_t x_control(SVCXPRT *x, const u_int rq, void *in)
@@ -862,26 +868,7 @@ fail:
 	if (!svc_err[0])
 		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));
 	if (sv && x) {
-		x->xp_p1 = sv;
-		x->xp_fd = -1;
-		if (sv->listen)
-			uiw_destroy_id(sv->listen);
-		sv->listen = NULL;
-		if (sv->cq)
-			uiw_destroy_cq(sv->cq);
-		sv->cq = NULL;
-		if (sv->ch)
-			uiw_destroy_comp_channel(sv->ch);
-		sv->ch = NULL;
-		if (sv->pd)
-			uiw_dealloc_pd(sv->pd);
-		if (sv->ctx)
-			uiw_close_context(sv->ctx);
-		if (sv->epfd >= 0)
-			close(sv->epfd);
-		free(x->xp_p3);
-		free(sv);
-		free(x);
+		sv_release(sv, x);
 		return NULL;
 	}
 	free(sv);
