@@ -8,10 +8,12 @@
  *    (Short), else its large opaque items become Read chunks registered in
  *    place (Chunked), and if the reduced call still does not fit it goes as
  *    RDMA_NOMSG with a position-zero Read chunk (Long call);
- *  - every call offers a Reply chunk (the client's reply buffer), so a
- *    reply of any size up to RR_MAX_REPLY can come (Long reply), and a
- *    Write chunk when the caller named a result buffer
- *    (CLSET_RDMA_RESULT_BUF);
+ *  - a call offers a Reply chunk (the client's reply buffer) when its reply
+ *    may not fit the inline threshold: always, unless the caller bounded
+ *    the reply with CLSET_RDMA_REPLY_MAX (as Linux's client does from the
+ *    procedure's largest reply); a reply of any size up to RR_MAX_REPLY can
+ *    then come (Long reply); a Write chunk when the caller named a result
+ *    buffer (CLSET_RDMA_RESULT_BUF);
  *  - one call is outstanding per CLIENT (libtirpc's CLIENT is synchronous),
  *    never more than the credits the server granted; two receives are
  *    posted; the reply's XID must match (others are discarded and counted);
@@ -70,6 +72,7 @@ struct rr_clnt {
 
 	struct rpc_rdma_buf result; /* CLSET_RDMA_RESULT_BUF, for the next call */
 	int have_result;
+	uint32_t reply_max; /* CLSET_RDMA_REPLY_MAX: 0 unknown */
 	struct rpc_rdma_info info;
 };
 
@@ -465,15 +468,24 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		h.nwrite = 1;
 		h.write = &wch;
 	}
-	/* the Reply chunk is registered per call like every chunk: with remote
-	 * invalidation the server may invalidate its STag (RFC 8797 §4.1) */
-	if ((rc = reg(c, &m, c->rep, c->repcap, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE, &rseg.handle)))
-		goto sys;
-	rseg.length = (uint32_t)c->repcap;
-	rseg.offset = (uintptr_t)c->rep;
-	h.has_reply = 1;
-	h.reply.nsegs = 1;
-	h.reply.segs = &rseg;
+	/* a Reply chunk only when the reply may not fit inline (RFC 8166
+	 * §3.5.4: a Responder prefers it to inline, so offering one with
+	 * every call would make every reply an RDMA Write plus a Send).  It
+	 * is registered per call like every chunk: with remote invalidation
+	 * the server may invalidate its STag (RFC 8797 §4.1) */
+	if (!c->reply_max || (uint64_t)c->reply_max + RR_REPLY_HDR_MAX > c->inl.recv_max) {
+		size_t rl = c->reply_max && c->reply_max < c->repcap ? c->reply_max : c->repcap;
+
+		if ((rc = reg(c, &m, c->rep, rl, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
+			      &rseg.handle)))
+			goto sys;
+		rseg.length = (uint32_t)rl;
+		rseg.offset = (uintptr_t)c->rep;
+		h.has_reply = 1;
+		h.reply.nsegs = 1;
+		h.reply.segs = &rseg;
+		c->info.reply_chunks_offered++;
+	}
 	hl = rpcrdma_hdr_len(&h);
 	if (hl < 0) {
 		rc = (int)hl;
@@ -549,8 +561,11 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		c->info.rdma_errors++;
 		post_rx(c, (unsigned)slot);
 		drop_mrs(&m);
-		snprintf(clnt_err, sizeof(clnt_err), "RDMA_ERROR %s from the server",
-			 r.err == RPCRDMA_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK");
+		snprintf(clnt_err, sizeof(clnt_err), "RDMA_ERROR %s from the server%s",
+			 r.err == RPCRDMA_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK",
+			 r.err != RPCRDMA_ERR_VERS && !h.has_reply
+				 ? " (no Reply chunk was offered: is CLSET_RDMA_REPLY_MAX too small?)"
+				 : "");
 		return fail_call(c, RPC_CANTDECODERES, EPROTO);
 	}
 	if (rpcrdma_reply_check(&h, &r, NULL)) {
@@ -683,6 +698,12 @@ static bool_t rr_control(CLIENT *cl, u_int req, void *info)
 	case CLSET_RDMA_RESULT_BUF:
 		c->result = *(struct rpc_rdma_buf *)info;
 		c->have_result = 1;
+		return TRUE;
+	case CLSET_RDMA_REPLY_MAX:
+		c->reply_max = *(u_int *)info;
+		return TRUE;
+	case CLGET_RDMA_REPLY_MAX:
+		*(u_int *)info = c->reply_max;
 		return TRUE;
 	case CLGET_RDMA_INFO:
 		*(struct rpc_rdma_info *)info = c->info;

@@ -79,6 +79,15 @@ CLIENT *clnt_rdma_create(const char *host, int port, rpcprog_t prog, rpcvers_t v
 #define CLSET_RDMA_RESULT_BUF 0x7501 /* struct rpc_rdma_buf *: next call's Write chunk */
 #define CLGET_RDMA_INFO	      0x7502 /* struct rpc_rdma_info * */
 #define CLSET_RDMA_RECONNECT  0x7503 /* NULL: tear down and reconnect now */
+/* u_int *: the largest RPC reply, in octets, that later calls may get,
+ * leaving out result data that moves by the Write chunk.  A call offers a
+ * Reply chunk only when this exceeds what fits inline; 0 (the default):
+ * unknown, every call offers one (of up to 16 MiB + 64 KiB).  A reply larger
+ * than the bound then fails with RPC_CANTDECODERES (the server answers
+ * RDMA_ERROR ERR_CHUNK).  Set it per procedure as Linux's client does
+ * (e.g. NFS READ with a result buffer: a few hundred octets). */
+#define CLSET_RDMA_REPLY_MAX 0x7504
+#define CLGET_RDMA_REPLY_MAX 0x7505 /* u_int * */
 
 /** struct rpc_rdma_buf - a caller buffer for the next call's result data. */
 struct rpc_rdma_buf {
@@ -97,6 +106,7 @@ struct rpc_rdma_info {
 	int peer_pd;		/* the peer sent RFC 8797 private data */
 	uint64_t calls, replies, rdma_errors;
 	uint64_t read_chunk_octets, write_chunk_octets, reply_chunk_octets;
+	uint64_t reply_chunks_offered; /* calls that offered a Reply chunk */
 };
 
 /** clnt_rdma_strerror() - text of the last clnt_rdma_create() failure. */

@@ -21,6 +21,8 @@
 #define RR_MAX_CALL_DEFAULT ((16u << 20) + (64u << 10))
 #define RR_MAX_REPLY	    ((16u << 20) + (64u << 10)) /* client reply buffer (Reply chunk) */
 #define RR_CONNECT_TIMEOUT  10000
+/* room for an RDMA_MSG reply header with a one-segment Write chunk */
+#define RR_REPLY_HDR_MAX 64
 
 /* decode caps for a received header */
 #define RR_MAX_READ_SEGS  16

@@ -85,6 +85,7 @@ struct sconn {
 	struct sreq *reqs; /* one per receive slot */
 	int reads_done, writes_done;
 	int failed;
+	uint32_t gen; /* generation of this slot's connection (SV_WRID) */
 };
 
 struct rr_svc {
@@ -96,6 +97,7 @@ struct rr_svc {
 	struct uiw_cq *cq;
 	struct uiw_cm_id *listen;
 	int port, epfd;
+	uint32_t next_gen;
 	struct sconn conns[MAX_CONNS];
 	/* calls complete and waiting for dispatch (one per receive at most) */
 	struct sreq *q[QCAP];
@@ -109,10 +111,17 @@ struct rr_svc {
 
 /* ---- connections ------------------------------------------------------- */
 
+/* a work request id names the connection by index AND generation: a
+ * completion of a connection already freed (flushes arrive after the QP is
+ * gone) must not be taken for the new connection in the same slot */
+#define SV_WRID(cn, kind, slot)                                                                    \
+	((uint64_t)(cn)->gen << 32 |                                                               \
+	 RR_WRID(kind, (unsigned)((cn) - (cn)->sv->conns) << 12 | (unsigned)(slot)))
+
 static int post_rx(struct sconn *cn, unsigned slot)
 {
 	struct uiw_sge sge = { (uintptr_t)(cn->rx + (size_t)slot * cn->rxsz), cn->rxsz, cn->rx_mr->lkey };
-	struct uiw_recv_wr wr = { RR_WRID(RR_WR_RECV, (unsigned)(cn - cn->sv->conns) << 12 | slot), NULL,
+	struct uiw_recv_wr wr = { SV_WRID(cn, RR_WR_RECV, slot), NULL,
 				  &sge, 1 },
 			   *bad;
 
@@ -172,6 +181,7 @@ static void on_request(struct rr_svc *sv, struct uiw_cm_event *ev)
 		return;
 	}
 	cn->used = 1;
+	cn->gen = ++sv->next_gen;
 	cn->id = ev->id;
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = qa.recv_cq = sv->cq;
@@ -352,7 +362,7 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 					s0[n0++] = r->h.read[i].seg;
 			cn->reads_done = 0;
 			if (rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
-					 RR_WRID(RR_WR_READ, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+					 SV_WRID(cn, RR_WR_READ, 0)) < 0 ||
 			    wait_wr(sv, cn, &cn->reads_done))
 				goto broken;
 			red = cn->p0;
@@ -396,7 +406,7 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 				ri += before;
 				cn->reads_done = 0;
 				if (rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
-						 RR_WRID(RR_WR_READ, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+						 SV_WRID(cn, RR_WR_READ, 0)) < 0 ||
 				    wait_wr(sv, cn, &cn->reads_done))
 					goto broken;
 				sv->info.read_chunk_octets += clen;
@@ -430,14 +440,14 @@ broken:
 /* take completions; @cn/@flag: also wait until *flag is set */
 static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 {
-	unsigned s = RR_WR_SLOT(wc->wr_id), ci = s >> 12, slot = s & 0xfff;
+	unsigned s = RR_WR_SLOT(wc->wr_id) & 0xffffff, ci = s >> 12, slot = s & 0xfff;
 	struct sconn *cn;
 
 	if (ci >= MAX_CONNS)
 		return;
 	cn = &sv->conns[ci];
-	if (!cn->used)
-		return;
+	if (!cn->used || cn->gen != (uint32_t)(wc->wr_id >> 32))
+		return; /* a connection freed since: its flushes are not ours */
 	if (wc->status != UIW_WC_SUCCESS) {
 		if (getenv("UIW_RPC_DEBUG"))
 			fprintf(stderr, "svc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
@@ -524,7 +534,7 @@ static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
 	struct uiw_send_wr wr, *bad;
 
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = RR_WRID(RR_WR_SEND, (unsigned)(cn - cn->sv->conns) << 12 | (unsigned)slot);
+	wr.wr_id = SV_WRID(cn, RR_WR_SEND, slot);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = inv ? UIW_WR_SEND_WITH_INV : UIW_WR_SEND;
@@ -686,7 +696,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			cn->writes_done = 0;
 			if (rr_post_rdma(cn->qp, 1, (uint8_t *)(uintptr_t)s.items[0].addr, mr->lkey, s.items[0].len,
 					 w->segs, w->nsegs,
-					 RR_WRID(RR_WR_WRITE, (unsigned)(cn - sv->conns) << 12)) < 0 ||
+					 SV_WRID(cn, RR_WR_WRITE, 0)) < 0 ||
 			    wait_wr(sv, cn, &cn->writes_done)) {
 				uiw_dereg_mr(mr);
 				{ fl = __LINE__; goto fail; }
@@ -714,7 +724,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			left -= rsegs[i].length;
 		}
 		if (rr_post_rdma(cn->qp, 1, sv->rbuf, sv->r_mr->lkey, s.pos, rc->segs, rc->nsegs,
-				 RR_WRID(RR_WR_WRITE, (unsigned)(cn - sv->conns) << 12)) < 0)
+				 SV_WRID(cn, RR_WR_WRITE, 0)) < 0)
 			{ fl = __LINE__; goto fail; }
 		sv->info.reply_chunk_octets += s.pos;
 		h.proc = RPCRDMA_NOMSG;

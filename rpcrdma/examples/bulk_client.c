@@ -57,10 +57,14 @@ static void usage(FILE *f)
 		"              a huge value forces a Long call: the whole call by Read chunk)\n"
 		"  --inline N  inline send/receive size advertised (RFC 8797; default 4K)\n"
 		"  --no-result-buf  no Write chunk for GET: the reply comes by Reply chunk\n"
+		"  --reply-max N  CLSET_RDMA_REPLY_MAX: the largest reply expected, a Reply\n"
+		"              chunk is offered only above the inline size; 0: with every call.\n"
+		"              Default: %d for NULL, PUT and GET with a result buffer (their\n"
+		"              replies are small), 0 for GET --no-result-buf\n"
 		"  --info      print the negotiated settings and chunk counters at the end\n"
 		"  -q          print nothing but errors and the result\n"
 		"Exit status: 0 all calls succeeded (and verified), 1 a call failed or data\n"
-		"differed, 2 bad usage.\n");
+		"differed, 2 bad usage.\n", BULK_SMALL_REPLY);
 }
 
 static size_t parse_size(const char *s)
@@ -107,10 +111,12 @@ int main(int argc, char **argv)
 					    { "inline", required_argument, NULL, 'i' },
 					    { "no-result-buf", no_argument, NULL, 'N' },
 					    { "info", no_argument, NULL, 'I' },
+					    { "reply-max", required_argument, NULL, 'M' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *op = "get", *host;
 	int rdma = 0, port = -1, verify = 0, json = 0, quiet = 0, c, bad = 0, no_rbuf = 0, show_info = 0;
+	long reply_max = -2; /* not given */
 	struct rpc_rdma_opts ro = { .remote_inv = 1, .crc = -1 };
 	long calls = -1, done = 0;
 	double secs = 0, t0, t1;
@@ -129,6 +135,7 @@ int main(int argc, char **argv)
 		case 'i': ro.inline_send = ro.inline_recv = (uint32_t)parse_size(optarg); break;
 		case 'N': no_rbuf = 1; break;
 		case 'I': show_info = 1; break;
+		case 'M': reply_max = (long)parse_size(optarg); break;
 		case 'p': port = atoi(optarg); break;
 		case 'o': op = optarg; break;
 		case 's': size = parse_size(optarg); break;
@@ -139,7 +146,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind + 1 != argc || port <= 0 || size == (size_t)-1 ||
+	if (optind + 1 != argc || port <= 0 || size == (size_t)-1 || reply_max == (long)(size_t)-1 ||
 	    (strcmp(op, "null") && strcmp(op, "get") && strcmp(op, "put"))) {
 		usage(stderr);
 		return 2;
@@ -162,6 +169,14 @@ int main(int argc, char **argv)
 	}
 	if (!cl)
 		return 1;
+	if (rdma) {
+		/* as Linux's client bounds each procedure's reply: only a GET
+		 * whose data comes back in the reply needs a Reply chunk */
+		u_int rm = reply_max != -2 ? (u_int)reply_max
+			   : !strcmp(op, "get") && no_rbuf ? 0 : BULK_SMALL_REPLY;
+
+		clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&rm);
+	}
 	if (!quiet)
 		fprintf(stderr, "bulk_client: connected to %s port %d over %s\n", host, port,
 			rdma ? "RPC-over-RDMA" : "TCP");
@@ -250,12 +265,13 @@ int main(int argc, char **argv)
 		if (clnt_control(cl, CLGET_RDMA_INFO, (char *)&ri))
 			printf("bulk_client: rdma: inline send %u recv %u, credits %u, remote invalidation %s, "
 			       "peer RFC 8797 data %s; %llu calls, %llu replies, %llu RDMA_ERROR; octets by "
-			       "Read chunk %llu, Write chunk %llu, Reply chunk %llu\n",
+			       "Read chunk %llu, Write chunk %llu, Reply chunk %llu; %llu Reply chunks offered\n",
 			       ri.inline_send, ri.inline_recv, ri.credits, ri.remote_inv ? "on" : "off",
 			       ri.peer_pd ? "yes" : "no", (unsigned long long)ri.calls,
 			       (unsigned long long)ri.replies, (unsigned long long)ri.rdma_errors,
 			       (unsigned long long)ri.read_chunk_octets, (unsigned long long)ri.write_chunk_octets,
-			       (unsigned long long)ri.reply_chunk_octets);
+			       (unsigned long long)ri.reply_chunk_octets,
+			       (unsigned long long)ri.reply_chunks_offered);
 	}
 	clnt_destroy(cl);
 	free(buf);

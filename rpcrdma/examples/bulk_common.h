@@ -7,6 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* the largest reply of NULL, PUT, and GET when its data moves by Write
+ * chunk: RPC reply header (24 octets with AUTH_NONE, up to 424 with a
+ * verifier) plus at most three words of results */
+#define BULK_SMALL_REPLY 512
+
 /* octet i of the pattern of @seed (seed 0: no pattern, no checking) */
 static inline uint8_t bulk_pat(uint32_t seed, size_t i)
 {

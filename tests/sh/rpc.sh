@@ -112,6 +112,39 @@ case $INFO in
 *"Write chunk 196608,"*) pass "GET data by Write chunk: 3 x 65536 octets" ;;
 *) fail "write-chunk: $INFO" ;;
 esac
+case $INFO in
+*"; 0 Reply chunks offered"*) pass "GET with a result buffer offers no Reply chunk" ;;
+*) fail "write-chunk offered a Reply chunk: $INFO" ;;
+esac
+info reply-always -o get -s 65536 -n 3 --reply-max 0 --verify
+case $INFO in
+*"Write chunk 196608, Reply chunk 0; 3 Reply chunks offered"*)
+	pass "--reply-max 0: a Reply chunk offered with every call, data still by Write chunk" ;;
+*) fail "reply-always: $INFO" ;;
+esac
+# a reply bounded too small: the server cannot place it, answers ERR_CHUNK
+if timeout "$T" "$CLI" -q --rdma -p "$RP" -o get -s 65536 -n 1 --no-result-buf --reply-max 1K \
+	127.0.0.1 >"$TMP/reply-small.log" 2>&1; then
+	fail "reply-small: a 64 KiB reply without a Reply chunk succeeded"
+elif grep -q 'ERR_CHUNK\|decode result' "$TMP/reply-small.log"; then
+	pass "reply larger than CLSET_RDMA_REPLY_MAX: ERR_CHUNK, clean failure"
+else
+	fail "reply-small: $(cat "$TMP/reply-small.log")"
+fi
+# a connection torn down leaves flushed completions in the server's shared
+# CQ; the next connection in its slot must not take them for its own
+# (before the generation in the work request ids: ~1 run in 3 reset)
+i=0
+while [ $i -lt 6 ]; do
+	timeout "$T" "$CLI" -q --rdma -p "$RP" -o get -s 65536 -n 1 --no-result-buf --reply-max 1K \
+		127.0.0.1 >/dev/null 2>&1
+	if ! timeout "$T" "$CLI" -q --rdma -p "$RP" -o null -n 300 127.0.0.1 >"$TMP/slot.log" 2>&1; then
+		fail "stale completions: a new connection failed: $(cat "$TMP/slot.log")"
+		break
+	fi
+	i=$((i + 1))
+done
+[ $i -eq 6 ] && pass "6 connections after a failed one: no stale completion taken"
 info long-reply -o get -s 65536 -n 3 --no-result-buf --verify
 case $INFO in
 *"Write chunk 0, Reply chunk 0"*) fail "long-reply: no Reply chunk: $INFO" ;;
