@@ -22,8 +22,12 @@
  * chunk; in a reply, the first such item goes into the requester's Write
  * chunk when it offered one.  NFSv3 READ and WRITE data fall under it.
  *
- * Threading: a CLIENT or an SVCXPRT is used by one thread at a time
- * (libtirpc's own rule for clnt_vc); each owns a polled uiwarp context.
+ * Threading: a CLIENT owns a polled uiwarp context whose io_uring ring is
+ * single-issuer: the thread that creates the CLIENT (its connection setup
+ * turns the engine) drives it from then on, and no other thread may call it (stricter than libtirpc's
+ * clnt_vc, which allows one thread at a time): for calls in flight at once
+ * open one CLIENT per thread.  An SVCXPRT runs its own progress thread;
+ * svc_run() serves it from one thread.
  */
 #ifndef UIW_RPC_RDMA_H
 #define UIW_RPC_RDMA_H

@@ -177,6 +177,62 @@ mpa_check() {
 	[ -z "$MPA_WHY" ]
 }
 
+# rpcordma_check PCAP: tshark's RPC-over-RDMA dissector (rpcordma, over
+# iwarp_ddp_rdmap) over a capture of NFS traffic: RPC-over-RDMA headers
+# decoded, RDMA_MSG and RDMA_NOMSG both seen, an NFSv3 call of each
+# procedure in RPCORDMA_PROCS (e.g. "1 6 17 19") decoded on top, no
+# warning or error of the rpcordma dissector, and no malformed frame but
+# one kind: a reply whose data went by a Write chunk (an NFS READ: tshark
+# 4.0 looks for the data inline and raises an exception; the Linux NFS
+# client to server capture in ../shared/captures has 7 such, and passes).  Writes
+# OUT/<pcap>.rpcordma.txt.  Returns 0, or 1 with RPCORDMA_WHY set.
+rpcordma_check() {
+	local pcap=$1 txt f n types procs p mal badmal warn
+	txt=$OUT/$(basename "$pcap" .pcap).rpcordma.txt
+	RPCORDMA_WHY=
+	if [ ! -s "$pcap" ]; then
+		RPCORDMA_WHY="no capture $(basename "$pcap")"
+		return 1
+	fi
+	f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE -Y rpcordma -T fields -E separator=/t \
+		-E occurrence=a -E aggregator=, -e frame.number -e rpcordma.msg_type -e rpc.msgtyp \
+		-e nfs.procedure_v3 -e rpcordma.writes_count -e rpcordma.reply_count 2>/dev/null) || true
+	n=$(printf '%s\n' "$f" | grep -c . || true)
+	types=$(printf '%s\n' "$f" | awk -F'\t' '{split($2, a, ","); for (i in a) t[a[i]]++} END {for (k in t) printf "%s:%d ", k, t[k]}')
+	procs=$(printf '%s\n' "$f" | awk -F'\t' '{split($3, m, ","); split($4, p, ","); for (i in m) if (m[i] == 0 && p[i] != "") c[p[i]]++}
+		END {for (k in c) printf "%s:%d ", k, c[k]}')
+	# malformed frames: which are READ (6) replies with a Write chunk
+	mal=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE -Y _ws.malformed -T fields -E separator=/t \
+		-E occurrence=a -E aggregator=, -e frame.number -e rpc.msgtyp -e nfs.procedure_v3 \
+		-e rpcordma.writes_count 2>/dev/null) || true
+	badmal=$(printf '%s\n' "$mal" | awk -F'\t' 'NF && !($2 ~ /1/ && $4 ~ /[1-9]/) {print $1}' | tr '\n' ' ')
+	warn=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE -q -z expert,note 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && ($3 == "RPCoRDMA" || $3 == "IWARP_DDP_RDMAP")') || true
+	{
+		echo "frames with an RPC-over-RDMA header: $n"
+		echo "message types (0 RDMA_MSG, 1 RDMA_NOMSG, 4 RDMA_ERROR): $types"
+		echo "NFSv3 calls decoded by procedure: $procs"
+		echo "malformed frames: $(printf '%s\n' "$mal" | grep -c . || true) (replies with a Write chunk excepted: ${badmal:-none left})"
+		echo "rpcordma/DDP expert notes or worse: ${warn:-none}"
+	} >"$txt"
+	if [ "$n" = 0 ]; then
+		RPCORDMA_WHY="tshark decoded no RPC-over-RDMA header"
+	elif ! printf '%s' "$types" | grep -q '\(^\| \)0:'; then
+		RPCORDMA_WHY="no RDMA_MSG decoded ($types)"
+	elif ! printf '%s' "$types" | grep -q '\(^\| \)1:'; then
+		RPCORDMA_WHY="no RDMA_NOMSG decoded ($types)"
+	elif [ -n "$badmal" ]; then
+		RPCORDMA_WHY="malformed frames: $badmal"
+	elif [ -n "$warn" ]; then
+		RPCORDMA_WHY="rpcordma/DDP dissector expert info: $(printf '%s' "$warn" | tr '\n' ' ')"
+	fi
+	for p in ${RPCORDMA_PROCS:-}; do
+		[ -z "$RPCORDMA_WHY" ] || break
+		printf '%s' "$procs" | grep -q "\(^\| \)$p:" || RPCORDMA_WHY="no NFSv3 procedure $p call decoded ($procs)"
+	done
+	[ -z "$RPCORDMA_WHY" ]
+}
+
 # the verdict of host_check (run after the VM powered off)
 _check_result() {
 	echo "$*" >"$OUT/check.result"

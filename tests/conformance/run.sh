@@ -67,7 +67,7 @@ cells_load # the interop matrix (peer/matrix.txt): one case per cell
 ALL_CASES+=("${CELLS[@]}")
 # the NFS server cases last: they bring nfsd up over the stock siw.ko, and
 # no later case may reload siw under it
-ALL_CASES+=(nfs-smoke nfscp-tcp rpcinfo-tcp nfscp-rdma rpcinfo-rdma)
+ALL_CASES+=(nfs-smoke nfscp-tcp rpcinfo-tcp nfscp-rdma rpcinfo-rdma nfs-rdma-ops)
 
 declare -A RESULT
 

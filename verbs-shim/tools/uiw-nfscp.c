@@ -196,6 +196,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: uiw-nfscp [options] HOST:/export/path LOCAL    (download)\n"
 		"       uiw-nfscp [options] LOCAL HOST:/export/path    (upload)\n"
+		"       uiw-nfscp [options] --list HOST:/export/dir    (READDIRPLUS listing)\n"
+		"       uiw-nfscp [options] --fsinfo HOST:/export      (FSINFO)\n"
 		"Copy one file from or to an NFSv3 server over RPC-over-RDMA on uiwarp (--rdma)\n"
 		"or TCP (--tcp, the default), print octets, seconds, MB/s and SHA-256 sums.\n"
 		"The export's file handle comes from MOUNT v3 over TCP; the path below it is\n"
@@ -213,6 +215,10 @@ static void usage(FILE *f)
 		"  -n, --inflight N  calls in flight: N connections driven by N threads\n"
 		"                    (default 1, at most %d)\n"
 		"  --no-verify       upload: do not read the file back\n"
+		"  --list            list a directory with READDIRPLUS: type, size, fileid and\n"
+		"                    name per entry (not with -q), then a summary line\n"
+		"  --maxcount N      READDIRPLUS maxcount (reply size; default 256K, 1K..1M)\n"
+		"  --fsinfo          print the export's FSINFO (alone: only that)\n"
 		"  --timeout SECS    per call (default 60)\n"
 		"  -q, --quiet       no progress bar, only errors and the result lines\n"
 		"  -h, --help        this text\n"
@@ -271,6 +277,20 @@ static CLIENT *tcp_client(const char *host, int port, rpcprog_t prog, rpcvers_t 
 	return cl;
 }
 
+/* the largest reply of every procedure used here but READDIRPLUS, and of
+ * READ when its data comes by Write chunk: the RPC reply header with an
+ * AUTH_SYS-sized verifier, two fattr3, a file handle and a few words */
+#define SMALL_REPLY 1024
+
+/* CLSET_RDMA_REPLY_MAX, as Linux's client bounds each procedure's reply:
+ * a Reply chunk is offered only when the reply may not fit inline (Linux
+ * nfsd sends every reply through a Reply chunk it is offered) */
+static void set_reply_max(CLIENT *cl, u_int n)
+{
+	if (g.rdma)
+		clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&n);
+}
+
 static CLIENT *nfs_client(void)
 {
 	CLIENT *cl;
@@ -285,6 +305,8 @@ static CLIENT *nfs_client(void)
 	}
 	if (cl)
 		cl->cl_auth = g.auth;
+	if (cl && g.rdma)
+		set_reply_max(cl, g.no_rbuf ? g.rsize + SMALL_REPLY : SMALL_REPLY);
 	return cl;
 }
 
@@ -875,6 +897,114 @@ static char *split_remote(char *s)
 	return c + 1;
 }
 
+/* ---- --fsinfo and --list */
+
+static const char *ftype_name(ftype3 t)
+{
+	static const char *const n[] = {"?", "reg", "dir", "blk", "chr", "lnk", "sock", "fifo"};
+
+	return (unsigned)t < sizeof(n) / sizeof(n[0]) ? n[t] : "?";
+}
+
+static void print_fsinfo(const FSINFO3resok *f)
+{
+	printf(PROG ": fsinfo rtmax %u rtpref %u rtmult %u wtmax %u wtpref %u wtmult %u dtpref %u "
+		    "maxfilesize %llu time_delta %u.%09u properties 0x%x%s%s%s%s\n",
+	       f->rtmax, f->rtpref, f->rtmult, f->wtmax, f->wtpref, f->wtmult, f->dtpref,
+	       (unsigned long long)f->maxfilesize, f->time_delta.seconds, f->time_delta.nseconds,
+	       f->properties, f->properties & FSF3_LINK ? " LINK" : "",
+	       f->properties & FSF3_SYMLINK ? " SYMLINK" : "",
+	       f->properties & FSF3_HOMOGENEOUS ? " HOMOGENEOUS" : "",
+	       f->properties & FSF3_CANSETTIME ? " CANSETTIME" : "");
+}
+
+/* READDIRPLUS @dir to its end, @maxcount octets per reply: one line per
+ * entry (unless quiet) and a summary; 0, an nfsstat3 > 0, or -1 */
+static int list_dir(CLIENT *cl, const nfs_fh3 *dir, uint32_t maxcount)
+{
+	READDIRPLUS3args a;
+	uint64_t n = 0, ndir = 0, nreg = 0, calls = 0, octets = 0, maxreply = 0, nofh = 0;
+	int s = 0;
+	double t0 = now();
+
+	memset(&a, 0, sizeof(a));
+	a.dir = *dir;
+	a.dircount = maxcount;
+	a.maxcount = maxcount;
+	/* the reply may need a Reply chunk: maxcount bounds READDIRPLUS3resok
+	 * with its XDR (RFC 1813 §3.3.17) */
+	set_reply_max(cl, maxcount + SMALL_REPLY);
+	for (;;) {
+		READDIRPLUS3res r;
+		struct rpc_rdma_info i0, i1;
+		int eof, got = 0;
+
+		memset(&r, 0, sizeof(r));
+		if (g.rdma)
+			clnt_control(cl, CLGET_RDMA_INFO, (char *)&i0);
+		if (clnt_call(cl, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args, (caddr_t)&a,
+			      (xdrproc_t)xdr_READDIRPLUS3res, (caddr_t)&r, g.tmo) != RPC_SUCCESS) {
+			clnt_perror(cl, PROG ": READDIRPLUS");
+			s = -1;
+			break;
+		}
+		calls++;
+		if (g.rdma) {
+			clnt_control(cl, CLGET_RDMA_INFO, (char *)&i1);
+			if (i1.reply_chunk_octets - i0.reply_chunk_octets > maxreply)
+				maxreply = i1.reply_chunk_octets - i0.reply_chunk_octets;
+			octets += i1.reply_chunk_octets - i0.reply_chunk_octets;
+		}
+		if (r.status != NFS3_OK) {
+			s = (int)r.status;
+			xdr_free((xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
+			break;
+		}
+		for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
+			const fattr3 *at = e->name_attributes.attributes_follow
+						   ? &e->name_attributes.post_op_attr_u.attributes
+						   : NULL;
+
+			n++;
+			got++;
+			ndir += at && at->type == NF3DIR;
+			nreg += at && at->type == NF3REG;
+			nofh += !e->name_handle.handle_follows;
+			if (!g.quiet)
+				printf("%-4s %12llu %20llu  %s\n", at ? ftype_name(at->type) : "-",
+				       at ? (unsigned long long)at->size : 0ull,
+				       (unsigned long long)e->fileid, e->name);
+			a.cookie = e->cookie;
+		}
+		memcpy(a.cookieverf, r.READDIRPLUS3res_u.resok.cookieverf, sizeof(a.cookieverf));
+		eof = r.READDIRPLUS3res_u.resok.reply.eof;
+		xdr_free((xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
+		if (eof)
+			break;
+		if (!got) { /* no entry and no EOF: the cookie would not move */
+			fprintf(stderr, PROG ": READDIRPLUS: no entries and no EOF (maxcount %u too "
+					     "small?)\n", maxcount);
+			s = -1;
+			break;
+		}
+	}
+	set_reply_max(cl, SMALL_REPLY);
+	if (s > 0)
+		fprintf(stderr, PROG ": READDIRPLUS: %s\n", nfsstat_name((nfsstat3)s));
+	if (s)
+		return s;
+	printf(PROG ": listed %llu entries (%llu directories, %llu regular files, %llu without a "
+		    "handle) in %llu READDIRPLUS call%s of maxcount %u, %.3f s (%s)",
+	       (unsigned long long)n, (unsigned long long)ndir, (unsigned long long)nreg,
+	       (unsigned long long)nofh, (unsigned long long)calls, calls == 1 ? "" : "s", maxcount,
+	       now() - t0, g.rdma ? "rdma" : "tcp");
+	if (g.rdma)
+		printf("; %llu octets by Reply chunk, largest reply %llu", (unsigned long long)octets,
+		       (unsigned long long)maxreply);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"tcp", no_argument, NULL, 'T'},
@@ -891,11 +1021,15 @@ int main(int argc, char **argv)
 					   {"info", no_argument, NULL, 'I'},
 					   {"no-result-buf", no_argument, NULL, 'B'},
 					   {"quiet", no_argument, NULL, 'q'},
+					   {"list", no_argument, NULL, 'L'},
+					   {"fsinfo", no_argument, NULL, 'F'},
+					   {"maxcount", required_argument, NULL, 'x'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	char *src, *dst, *rpath, *local, exp[PATH_MAX], lpath[PATH_MAX], *walk, *tok, *save = NULL;
 	const char *rest, *name = NULL;
-	int c, up, show_info = 0, rc = 1, s, ncl = 0;
+	int c, up, show_info = 0, rc = 1, s, ncl = 0, list = 0, fsinfo = 0;
+	uint32_t maxcount = 256 << 10;
 	long long v;
 	unsigned char sum_x[32], sum_l[32], sum_r[32];
 	char hx[65], hl[65], hr[65];
@@ -965,6 +1099,20 @@ int main(int argc, char **argv)
 		case 'q':
 			g.quiet = 1;
 			break;
+		case 'L':
+			list = 1;
+			break;
+		case 'F':
+			fsinfo = 1;
+			break;
+		case 'x':
+			v = parse_size(optarg);
+			if (v < 1024 || v > MAX_XFER) {
+				fprintf(stderr, PROG ": --maxcount: 1K to 1M\n");
+				return 2;
+			}
+			maxcount = (uint32_t)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -973,18 +1121,30 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind + 2 != argc) {
+	if (optind + 2 != argc && !((list || fsinfo) && optind + 1 == argc)) {
 		usage(stderr);
+		return 2;
+	}
+	if (list && optind + 1 != argc) {
+		fprintf(stderr, PROG ": --list takes one HOST:/path\n");
 		return 2;
 	}
 	/* split in copies: argv stays as given (ps) */
 	src = strdup(argv[optind]);
-	dst = strdup(argv[optind + 1]);
+	dst = strdup(optind + 1 < argc ? argv[optind + 1] : "");
 	if (!src || !dst) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	if ((rpath = split_remote(src))) {
+	if (optind + 1 == argc) { /* --list or --fsinfo alone */
+		if (!(rpath = split_remote(src))) {
+			fprintf(stderr, PROG ": %s: not HOST:/path\n", src);
+			return 2;
+		}
+		up = 0;
+		g.host = src;
+		local = NULL;
+	} else if ((rpath = split_remote(src))) {
 		up = 0;
 		g.host = src;
 		local = dst;
@@ -997,7 +1157,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (split_remote(local)) {
+	if (local && split_remote(local)) {
 		fprintf(stderr, PROG ": only one side may be remote\n");
 		return 2;
 	}
@@ -1053,6 +1213,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": FSINFO: %s\n", nfsstat_name((nfsstat3)s));
 		goto out;
 	}
+	if (fsinfo)
+		print_fsinfo(&fsi);
+	if (fsinfo && !list && !local) {
+		rc = 0;
+		goto info;
+	}
 
 	/* 3. LOOKUP down the path; upload: stop at the parent */
 	walk = strdup(rest);
@@ -1107,6 +1273,16 @@ int main(int argc, char **argv)
 			dirfh = fh;
 			cur = comps[i];
 		}
+	}
+	if (list) {
+		if (attr.type != NF3DIR) {
+			fprintf(stderr, PROG ": %s:%s: not a directory (NFS3ERR_NOTDIR)\n", g.host,
+				rpath);
+			goto out;
+		}
+		s = list_dir(cl, &dirfh, maxcount);
+		rc = s ? 1 : 0;
+		goto info;
 	}
 	if (up) {
 		char *lc = strdup(local);
@@ -1232,6 +1408,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": CHECKSUM MISMATCH\n");
 	else
 		printf(PROG ": checksums equal\n");
+info:
 	if (g.rdma && show_info) {
 		struct rpc_rdma_info ri;
 
@@ -1239,12 +1416,15 @@ int main(int argc, char **argv)
 			printf(PROG
 			       ": rdma: inline send %u recv %u, credits %u, remote invalidation "
 			       "%s, peer RFC 8797 data %s; octets by Read chunk %llu, Write chunk "
-			       "%llu, Reply chunk %llu (first connection)\n",
+			       "%llu, Reply chunk %llu; %llu calls, %llu Reply chunks offered "
+			       "(first connection)\n",
 			       ri.inline_send, ri.inline_recv, ri.credits,
 			       ri.remote_inv ? "on" : "off", ri.peer_pd ? "yes" : "no",
 			       (unsigned long long)ri.read_chunk_octets,
 			       (unsigned long long)ri.write_chunk_octets,
-			       (unsigned long long)ri.reply_chunk_octets);
+			       (unsigned long long)ri.reply_chunk_octets,
+			       (unsigned long long)ri.calls,
+			       (unsigned long long)ri.reply_chunks_offered);
 	}
 out:
 	if (mcl) {

@@ -107,6 +107,11 @@ host_run() {
 		elif [ "$NFSCP_TRANSPORT" = rdma ] && [ "$n" = 1 ] &&
 			[ "$(chunk_octets "$OUT/download-1.log" Write)" -lt $((64 << 20)) ]; then
 			why="download over RDMA: READ data did not come by Write chunk: $(grep 'rdma:' "$OUT/download-1.log")"
+		elif [ "$NFSCP_TRANSPORT" = rdma ] && [ "$n" = 1 ] &&
+			[ "$(chunk_octets "$OUT/download-1.log" Reply)" != 0 ]; then
+			# READs offer no Reply chunk (CLSET_RDMA_REPLY_MAX): nfsd
+			# used to send every reply through the one offered
+			why="download over RDMA: READ replies came by Reply chunk: $(grep 'rdma:' "$OUT/download-1.log")"
 		fi
 		rm -f "$OUT/big.$n"
 	done
