@@ -35,6 +35,24 @@
 
 static __thread char clnt_err[512];
 
+/* UIW_RPC_DEBUG, read once (getenv is a scan of the environment) */
+static int rr_debug(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("UIW_RPC_DEBUG") != NULL;
+	return on;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 #define NRX 2 /* receives posted: the reply of the call in flight + a spare */
 
 struct rr_clnt {
@@ -106,6 +124,9 @@ void rr_opts_resolve(const struct rpc_rdma_opts *in, struct rr_opts *o)
 	o->no_cm_pd = in->no_cm_pd;
 	o->crc = in->crc;
 	o->connect_timeout_ms = in->connect_timeout_ms > 0 ? in->connect_timeout_ms : RR_CONNECT_TIMEOUT;
+	o->poll_us = in->poll_us < 0 ? 0 : in->poll_us ? in->poll_us : RR_POLL_US;
+	if (o->poll_us > 1000000)
+		o->poll_us = 1000000;
 }
 
 int rr_cm_pd(const struct rr_opts *o, uint8_t *buf)
@@ -186,7 +207,7 @@ static void cl_teardown(struct rr_clnt *c)
 		r[4] = uiw_dereg_mr(c->rep_mr);
 	if (c->cq)
 		r[5] = uiw_destroy_cq(c->cq);
-	if (getenv("UIW_RPC_DEBUG"))
+	if (rr_debug())
 		fprintf(stderr, "rpc_rdma: teardown: id %d qp %d mr %d %d %d cq %d\n", r[0], r[1], r[2], r[3],
 			r[4], r[5]);
 	c->qp = NULL;
@@ -337,6 +358,7 @@ static int wait_reply(struct rr_clnt *c, uint32_t xid, int64_t end, struct rpcrd
 		      ssize_t *hlen, uint32_t *blen, uint32_t *inv)
 {
 	struct uiw_wc wc[16];
+	int64_t spin_end = 0;
 
 	for (;;) {
 		int n = uiw_poll_cq(c->cq, 16, wc);
@@ -350,7 +372,7 @@ static int wait_reply(struct rr_clnt *c, uint32_t xid, int64_t end, struct rpcrd
 			uint8_t *p;
 
 			if (wc[i].status != UIW_WC_SUCCESS) {
-				if (getenv("UIW_RPC_DEBUG"))
+				if (rr_debug())
 					fprintf(stderr, "rpc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
 						(unsigned long long)wc[i].wr_id, wc[i].status, wc[i].opcode,
 						wc[i].term_layer, wc[i].term_etype, wc[i].term_ecode);
@@ -361,7 +383,7 @@ static int wait_reply(struct rr_clnt *c, uint32_t xid, int64_t end, struct rpcrd
 				continue;
 			p = c->rx + (size_t)slot * c->rxsz;
 			*hlen = rpcrdma_hdr_decode(p, wc[i].byte_len, &cfg, h, NULL);
-			if (getenv("UIW_RPC_DEBUG"))
+			if (rr_debug())
 				fprintf(stderr, "rpc_rdma: reply %u octets: decode %zd proc %u xid %08x (want %08x)\n",
 					wc[i].byte_len, *hlen, h->proc, h->xid, xid);
 			if (rpcrdma_rx_verdict(*hlen, h, 0) != RPCRDMA_V_ACCEPT || h->xid != xid) {
@@ -376,8 +398,12 @@ static int wait_reply(struct rr_clnt *c, uint32_t xid, int64_t end, struct rpcrd
 		}
 		if (now_ms() >= end)
 			return -ETIMEDOUT;
-		if (!n)
-			uiw_progress(c->ctx, 5);
+		if (!n) {
+			if (!spin_end)
+				spin_end = now_us() + c->o.poll_us;
+			if (now_us() >= spin_end)
+				uiw_progress(c->ctx, 5);
+		}
 	}
 }
 
@@ -648,7 +674,7 @@ static void rr_destroy(CLIENT *cl)
 	{
 		int a = c->pd ? uiw_dealloc_pd(c->pd) : 0, b = c->ctx ? uiw_close_context(c->ctx) : 0;
 
-		if (getenv("UIW_RPC_DEBUG"))
+		if (rr_debug())
 			fprintf(stderr, "rpc_rdma: destroy: pd %d context %d\n", a, b);
 	}
 	if (cl->cl_auth)

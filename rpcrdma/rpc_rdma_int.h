@@ -21,6 +21,7 @@
 #define RR_MAX_CALL_DEFAULT ((16u << 20) + (64u << 10))
 #define RR_MAX_REPLY	    ((16u << 20) + (64u << 10)) /* client reply buffer (Reply chunk) */
 #define RR_CONNECT_TIMEOUT  10000
+#define RR_POLL_US	    50 /* client: busy-poll for a reply this long first */
 /* room for an RDMA_MSG reply header with a one-segment Write chunk */
 #define RR_REPLY_HDR_MAX 64
 
@@ -40,7 +41,7 @@ enum { RR_WR_RECV = 1, RR_WR_SEND, RR_WR_READ, RR_WR_WRITE };
 struct rr_opts {
 	uint32_t inline_send, inline_recv, credits, ddp_threshold;
 	uint64_t max_call;
-	int remote_inv, no_cm_pd, crc, connect_timeout_ms;
+	int remote_inv, no_cm_pd, crc, connect_timeout_ms, poll_us;
 };
 
 void rr_opts_resolve(const struct rpc_rdma_opts *in, struct rr_opts *o);

@@ -4,9 +4,13 @@
  * 1 (rpc_rdma.h): one libtirpc SVCXPRT for a listener and all of its
  * connections, a Responder (RFC 8166):
  *
- *  - a progress-thread uiwarp context; the SVCXPRT's descriptor is an epoll
- *    set of the CM event fd and the completion channel, so svc_run() wakes
- *    when a connection or a call arrives;
+ *  - a polled uiwarp context turned by svc_run()'s own thread (one wake-up
+ *    per call; the progress thread of earlier versions cost two thread
+ *    switches per call); the SVCXPRT's descriptor is an epoll set of the
+ *    context's I/O fd (uiw_context_fd()), the CM event fd and a 100 ms tick
+ *    for the engine's timers, so svc_run() wakes when a connection or a
+ *    call arrives; after a reply x_stat() says MOREREQS for poll_us (50
+ *    us) and x_recv() looks for the next call before svc_run() sleeps;
  *  - per connection, @credits receives of the inline receive size are
  *    posted and @credits granted in every reply; a call is decoded with
  *    rpcrdma_hdr_decode() and answered RDMA_ERROR (ERR_VERS, ERR_CHUNK) or
@@ -33,13 +37,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNS 64
-#define DBG(...)                                        \
-	do {                                            \
-		if (getenv("UIW_RPC_DEBUG"))            \
-			fprintf(stderr, "svc_rdma: " __VA_ARGS__); \
+static int dbg_on = -1; /* UIW_RPC_DEBUG, read once */
+#define DBG(...)                                                                                   \
+	do {                                                                                       \
+		if (dbg_on < 0)                                                                    \
+			dbg_on = getenv("UIW_RPC_DEBUG") != NULL;                                  \
+		if (dbg_on)                                                                        \
+			fprintf(stderr, "svc_rdma: " __VA_ARGS__);                                 \
 	} while (0)
 #define NTX	  8 /* reply Send buffers per connection */
 #define QCAP	  (MAX_CONNS * RR_CREDITS_MAX) /* calls waiting for dispatch */
@@ -93,8 +102,9 @@ struct rr_svc {
 	SVCXPRT *xprt;
 	struct uiw_context *ctx;
 	struct uiw_pd *pd;
-	struct uiw_comp_channel *ch;
 	struct uiw_cq *cq;
+	int tfd; /* the 100 ms tick: engine timers run when it turns */
+	int64_t spin_until; /* mono_us(): look for the next call until then */
 	struct uiw_cm_id *listen;
 	int port, epfd;
 	uint32_t next_gen;
@@ -233,13 +243,15 @@ static struct sconn *conn_of_id(struct rr_svc *sv, struct uiw_cm_id *id)
 	return NULL;
 }
 
-static void cm_events(struct rr_svc *sv)
+static int cm_events(struct rr_svc *sv)
 {
 	struct uiw_cm_event ev;
+	int n = 0;
 
 	while (uiw_get_cm_event(sv->ctx, &ev, 0) == 0) {
 		struct sconn *cn;
 
+		n++;
 		DBG("cm event %s status %d\n", uiw_event_str(ev.event), ev.status);
 		switch (ev.event) {
 		case UIW_CM_EVENT_CONNECT_REQUEST:
@@ -257,6 +269,7 @@ static void cm_events(struct rr_svc *sv)
 			break;
 		}
 	}
+	return n;
 }
 
 /* ---- completions ------------------------------------------------------- */
@@ -449,10 +462,8 @@ static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 	if (!cn->used || cn->gen != (uint32_t)(wc->wr_id >> 32))
 		return; /* a connection freed since: its flushes are not ours */
 	if (wc->status != UIW_WC_SUCCESS) {
-		if (getenv("UIW_RPC_DEBUG"))
-			fprintf(stderr, "svc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
-				(unsigned long long)wc->wr_id, wc->status, wc->opcode, wc->term_layer,
-				wc->term_etype, wc->term_ecode);
+		DBG("completion %llx status %d opcode %d term %d/%d/%d\n", (unsigned long long)wc->wr_id,
+		    wc->status, wc->opcode, wc->term_layer, wc->term_etype, wc->term_ecode);
 		if (!cn->failed) {
 			cn->failed = 1;
 			uiw_disconnect(cn->id);
@@ -492,40 +503,67 @@ static int poll_cq(struct rr_svc *sv)
 	return total;
 }
 
-/* wait (bounded) until *flag, taking other completions meanwhile; a call
- * that arrives meanwhile is queued (its pull may nest once) */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+#define SV_WAIT_MS 10000 /* bound of a wait for a Write, Read or Send slot */
+
+/* wait (bounded) until *flag, turning the engine and taking other
+ * completions meanwhile; a call that arrives meanwhile is queued (its pull
+ * may nest once) */
 static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
 {
 	struct uiw_wc wc;
+	int64_t end = 0;
 
-	for (int spins = 0; !*flag; spins++) {
+	while (!*flag) {
 		int n = uiw_poll_cq(sv->cq, 1, &wc);
 
 		if (n == 1) {
 			on_wc(sv, &wc);
 			continue;
 		}
-		if (cn->failed || !cn->used || spins > 200000)
+		if (cn->failed || !cn->used)
 			return -EIO;
-		if (spins > 1000)
-			usleep(50);
+		if (!end)
+			end = mono_ms() + SV_WAIT_MS;
+		else if (mono_ms() > end)
+			return -EIO;
+		uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
 	}
 	return 0;
 }
 
 static int tx_slot(struct rr_svc *sv, struct sconn *cn)
 {
-	for (int spins = 0; spins < 200000; spins++) {
+	int64_t end = 0;
+
+	for (;;) {
 		for (int i = 0; i < NTX; i++)
 			if (!cn->tx_busy[i])
 				return i;
 		poll_cq(sv);
 		if (cn->failed || !cn->used)
 			return -EIO;
-		if (spins > 1000)
-			usleep(50);
+		if (!end)
+			end = mono_ms() + SV_WAIT_MS;
+		else if (mono_ms() > end)
+			return -EIO;
+		uiw_progress(sv->ctx, 1);
 	}
-	return -EIO;
 }
 
 static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
@@ -551,7 +589,10 @@ static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len)
 	if (t < 0 || len > cn->txsz)
 		return -EIO;
 	memcpy(cn->tx + (size_t)t * cn->txsz, buf, len);
-	return post_send(cn, t, (uint32_t)len, 0);
+	if (post_send(cn, t, (uint32_t)len, 0))
+		return -EIO;
+	uiw_progress(cn->sv->ctx, 0);
+	return 0;
 }
 
 /* ---- SVCXPRT ops ------------------------------------------------------- */
@@ -561,19 +602,14 @@ static struct rr_svc *SV(SVCXPRT *x)
 	return (struct rr_svc *)x->xp_p1;
 }
 
-static void drain_fds(struct rr_svc *sv)
+/* the SVCXPRT's fd woke svc_run(): the tick consumed, the engine turned */
+static void turn(struct rr_svc *sv)
 {
-	struct pollfd pf = { sv->ch->fd, POLLIN, 0 };
+	uint64_t v;
 
-	while (poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN)) {
-		struct uiw_cq *cq;
-		void *ctx;
-
-		if (uiw_get_cq_event(sv->ch, &cq, &ctx))
-			break;
-		uiw_ack_cq_events(cq, 1);
-	}
-	uiw_req_notify_cq(sv->cq, 0);
+	if (read(sv->tfd, &v, sizeof(v)) < 0)
+		v = 0; /* EAGAIN: not the tick */
+	uiw_progress(sv->ctx, 0);
 }
 
 static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
@@ -584,16 +620,25 @@ static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
 	if (sv->cur && !sv->cur->replied && sv->cur->cn)
 		post_rx(sv->cur->cn, sv->cur->slot); /* a call that got no reply */
 	sv->cur = NULL;
-	cm_events(sv);
-	drain_fds(sv);
-	poll_cq(sv);
-	while (sv->qh != sv->qt && !r) {
-		r = sv->q[sv->qh++ % QCAP];
-		if (r && (!r->cn || !r->cn->used || r->cn->failed || assemble(sv, r)))
-			r = NULL;
+	turn(sv);
+	for (;;) {
+		if (cm_events(sv))
+			uiw_progress(sv->ctx, 0); /* an accept: its MPA Reply leaves now */
+		poll_cq(sv);
+		while (sv->qh != sv->qt && !r) {
+			r = sv->q[sv->qh++ % QCAP];
+			if (r && (!r->cn || !r->cn->used || r->cn->failed || assemble(sv, r)))
+				r = NULL;
+		}
+		if (r)
+			break;
+		/* shortly after a reply the next call is likely: look for it
+		 * before svc_run() sleeps (poll_us) */
+		if (!sv->spin_until || mono_us() >= sv->spin_until) {
+			sv->spin_until = 0;
+			return FALSE;
+		}
 	}
-	if (!r)
-		return FALSE;
 	rpc_xdr_decode_init(&r->dec, r->call, r->call_len, NULL, 0);
 	if (!xdr_callmsg(&r->dec.x, msg)) {
 		/* not an RPC call: drop it, keep the receive */
@@ -613,7 +658,10 @@ static enum xprt_stat x_stat(SVCXPRT *x)
 {
 	struct rr_svc *sv = SV(x);
 
-	return sv->qh != sv->qt ? XPRT_MOREREQS : XPRT_IDLE;
+	/* MOREREQS also within poll_us of the last reply: svc_getreq_common()
+	 * then asks again at once and x_recv() looks for the next call */
+	return sv->qh != sv->qt || (sv->spin_until && mono_us() < sv->spin_until) ? XPRT_MOREREQS
+										 : XPRT_IDLE;
 }
 
 static bool_t x_getargs(SVCXPRT *x, xdrproc_t xa, void *ap)
@@ -758,6 +806,9 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	post_rx(cn, r->slot);
 	if (post_send(cn, t, (uint32_t)hl, inv))
 		{ fl = __LINE__; goto fail; }
+	uiw_progress(sv->ctx, 0); /* polled: the Send leaves now */
+	if (sv->o.poll_us)
+		sv->spin_until = mono_us() + sv->o.poll_us;
 	DBG("reply sent: %zd octets, proc %u, inv %08x\n", hl, h.proc, inv);
 	sv->info.replies++;
 	if (h.proc == RPCRDMA_NOMSG) {
@@ -790,14 +841,14 @@ static void sv_release(struct rr_svc *sv, SVCXPRT *x)
 		uiw_dereg_mr(sv->r_mr);
 	if (sv->cq)
 		uiw_destroy_cq(sv->cq);
-	if (sv->ch)
-		uiw_destroy_comp_channel(sv->ch);
 	if (sv->pd)
 		uiw_dealloc_pd(sv->pd);
 	if (sv->ctx)
 		uiw_close_context(sv->ctx);
 	if (sv->epfd >= 0)
 		close(sv->epfd);
+	if (sv->tfd >= 0)
+		close(sv->tfd);
 	free(sv->rbuf);
 	free(sv);
 	free(x->xp_p3);
@@ -833,29 +884,47 @@ SVCXPRT *svc_rdma_create(const char *addr, int port, const struct rpc_rdma_opts 
 	if (!sv || !x)
 		goto fail;
 	sv->epfd = -1;
+	sv->tfd = -1;
 	for (int i = 0; i < MAX_CONNS; i++)
 		sv->conns[i].sv = sv;
 	rr_opts_resolve(opts, &sv->o);
 	memset(&ca, 0, sizeof(ca));
-	ca.mode = UIW_CTX_PROGRESS_THREAD;
+	/* polled: svc_run()'s thread turns the engine itself, one wake-up per
+	 * call (a progress thread cost two thread switches per call) */
+	ca.mode = UIW_CTX_POLLED;
 	ca.crc = sv->o.crc > 0 ? UIW_CRC_ON : sv->o.crc == 0 ? UIW_CRC_OFF : UIW_CRC_DEFAULT;
 	if ((rc = uiw_open_context(&sv->ctx, &ca)) || (rc = uiw_alloc_pd(sv->ctx, &sv->pd)) ||
-	    (rc = uiw_create_comp_channel(sv->ctx, &sv->ch)) ||
-	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (RR_CREDITS_MAX + NTX + 8), sv, sv->ch, &sv->cq)) ||
-	    (rc = uiw_req_notify_cq(sv->cq, 0)) || (rc = uiw_create_id(sv->ctx, sv, &sv->listen)) ||
+	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (RR_CREDITS_MAX + NTX + 8), sv, NULL, &sv->cq)) ||
+	    (rc = uiw_create_id(sv->ctx, sv, &sv->listen)) ||
 	    (rc = uiw_listen(sv->listen, addr ? addr : "0.0.0.0", (uint16_t)port, 64))) {
 		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));
 		goto fail;
 	}
 	sv->port = uiw_get_port(sv->listen);
+	/* svc_run() sleeps on an epoll set of the context's I/O fd, the CM
+	 * event fd and a tick that turns the engine at least every 100 ms
+	 * (its timers), first at once: the first turn, in svc_run()'s thread,
+	 * makes that thread the polled context's owner */
+	rc = uiw_context_fd(sv->ctx);
+	if (rc < 0) {
+		snprintf(svc_err, sizeof(svc_err), "uiw_context_fd: %s", strerror(-rc));
+		goto fail;
+	}
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	memset(&ee, 0, sizeof(ee));
 	ee.events = EPOLLIN;
-	if (sv->epfd < 0 || epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->ch->fd, &ee) ||
-	    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, uiw_cm_event_fd(sv->ctx), &ee)) {
-		rc = -errno;
-		snprintf(svc_err, sizeof(svc_err), "epoll: %s", strerror(-rc));
-		goto fail;
+	{
+		struct itimerspec its = { { 0, 100 * 1000000L }, { 0, 1 } };
+
+		if (sv->epfd < 0 || sv->tfd < 0 || timerfd_settime(sv->tfd, 0, &its, NULL) ||
+		    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, rc, &ee) ||
+		    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, uiw_cm_event_fd(sv->ctx), &ee) ||
+		    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->tfd, &ee)) {
+			rc = -errno;
+			snprintf(svc_err, sizeof(svc_err), "epoll: %s", strerror(-rc));
+			goto fail;
+		}
 	}
 	x->xp_fd = sv->epfd;
 	x->xp_port = (u_short)sv->port;

@@ -305,6 +305,53 @@ START_TEST(test_api_polled)
 }
 END_TEST
 
+/* uiw_context_fd(): a polled context sleeping in poll() wakes when a Send
+ * arrives, and uiw_progress() consumes the readiness.  The polled side is
+ * the MPA responder, which receives first (RFC 5044 §7.1.2). */
+START_TEST(test_api_context_fd)
+{
+	struct uiw_context_attr polled = {.mode = UIW_CTX_POLLED};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct pollfd pf;
+	struct uiw_wc wc;
+	int fd, n = 0;
+
+	pair_up(&srv, &cli, &polled, NULL, "127.0.0.1", &lid);
+	ck_assert_int_eq(uiw_context_fd(cli.ctx), -EINVAL); /* progress-thread mode */
+	fd = uiw_context_fd(srv.ctx);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(uiw_context_fd(srv.ctx), fd); /* the same fd again */
+	post_recv_to(&srv, srv.qp, 3, 0, 4096);
+	ck_assert_int_eq(uiw_progress(srv.ctx, 0), 0);
+	/* quiet: nothing announced */
+	pf = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_int_eq(poll(&pf, 1, 0), 0);
+	fill(cli.buf, 3000, 77);
+	ta_all[0] = NULL; /* pump() must not turn the polled side's engine */
+	post_op(&cli, cli.qp, UIW_WR_SEND, 4, 0, 3000, 0, 0, 0);
+	want_ok(cli.cq, UIW_WC_SEND, 4, 3000);
+	ta_all[0] = &srv;
+	/* the polled side has not turned its engine: only the fd tells */
+	pf = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_int_eq(poll(&pf, 1, 5000), 1);
+	ck_assert(pf.revents & POLLIN);
+	for (int i = 0; i < 500 && n == 0; i++) {
+		ck_assert_int_eq(uiw_progress(srv.ctx, 10), 0);
+		n = uiw_poll_cq(srv.cq, 1, &wc);
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+	ck_assert_int_eq(wc.byte_len, 3000);
+	ck_assert_mem_eq(srv.buf, cli.buf, 3000);
+	/* consumed: a turn with nothing new leaves the fd quiet */
+	ck_assert_int_eq(uiw_progress(srv.ctx, 0), 0);
+	pf = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_int_eq(poll(&pf, 1, 0), 0);
+	pair_down(&srv, &cli, lid);
+}
+END_TEST
+
 static int have_ipv6_loopback(void)
 {
 	int fd = socket(AF_INET6, SOCK_STREAM, 0);
@@ -804,6 +851,7 @@ Suite *verbs_api_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_api_bad_attrs);
 	tcase_add_test(tc, test_api_polled);
+	tcase_add_test(tc, test_api_context_fd);
 	tcase_add_loop_test(tc, test_api_addresses, 0, 3);
 	tcase_add_test(tc, test_api_any_address);
 	tcase_add_loop_test(tc, test_api_p2p, 0, 3);

@@ -657,9 +657,10 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 		deadline = now + timeout_ns;
 	pthread_mutex_unlock(&ctx->lock);
 	if (deadline <= now) {
-		/* submit and run pending task work, no wait */
-		if (io_uring_submit(&ctx->ring) == 0)
-			io_uring_get_events(&ctx->ring);
+		/* submit and run pending task work, no wait: in one enter,
+		 * so that deferred work never stays queued (a registered
+		 * eventfd is signalled only when the queue was empty) */
+		io_uring_submit_and_get_events(&ctx->ring);
 	} else if (deadline != UINT64_MAX) {
 		uint64_t d = deadline - now;
 		struct __kernel_timespec ts = {.tv_sec = (long long)(d / 1000000000ull),
@@ -1238,10 +1239,45 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->running ||
-	    (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self())))
+	    (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self()))) {
 		ret = -EBUSY;
-	else
+	} else {
+		if (ctx->efd_exported) {
+			uint64_t v;
+
+			/* the readiness of uiw_context_fd() is consumed here:
+			 * what it announced is taken by this turn */
+			if (read(ctx->efd, &v, sizeof(v)) < 0)
+				v = 0; /* EAGAIN: nothing was announced */
+		}
 		engine_run(ctx, timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int uiw_context_fd(struct uiw_context *ctx)
+{
+	int ret;
+
+	if (ctx->attr.mode != UIW_CTX_POLLED)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->efd_exported) {
+		ret = ctx->efd;
+	} else if (!ctx->ring_disabled && ctx->has_issuer &&
+		   !pthread_equal(ctx->issuer, pthread_self())) {
+		ret = -EBUSY; /* only the ring's submitter may register */
+	} else {
+		/* the kernel signals a registered eventfd when a completion is
+		 * posted and, with DEFER_TASKRUN, when deferred completion
+		 * work is queued for the submitter (Linux 6.1 and later) */
+		ret = io_uring_register_eventfd(&ctx->ring, ctx->efd);
+		if (!ret) {
+			ctx->efd_exported = 1;
+			ret = ctx->efd;
+		}
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
 }

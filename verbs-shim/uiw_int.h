@@ -49,6 +49,7 @@ struct uiw_context {
 	int running; /* a thread is inside engine_run() */
 	int ring_disabled;  /* created R_DISABLED: the first turn enables it */
 	int has_issuer;	    /* @issuer is the ring's single submitter */
+	int efd_exported;   /* polled: @efd registered with the ring (uiw_context_fd) */
 	pthread_t issuer;
 };
 

@@ -146,6 +146,23 @@ int uiw_close_context(struct uiw_context *ctx);
  */
 int uiw_progress(struct uiw_context *ctx, int timeout_ms);
 
+/**
+ * uiw_context_fd() - polled mode: an fd (an eventfd registered with the
+ * context's io_uring) that becomes readable (POLLIN) when socket I/O of
+ * @ctx has completed and uiw_progress() has work, so that a polled context
+ * can sleep in the application's own poll()/epoll() loop (an RPC server's
+ * svc_run(), an event library).  uiw_progress() consumes the readiness.
+ * Rules: call uiw_progress(ctx, 0) after posting work requests or
+ * accepting before going back to sleep (posting queues work for the next
+ * turn, it does not make the fd readable), and turn the engine at least
+ * every 100 ms or so: connection setup and teardown timers run only when
+ * the engine turns.  Do not read or close the fd.  Call it from the
+ * thread that owns the polled context (or before any thread turned it).
+ * Returns the fd, -EINVAL in progress-thread mode, -EBUSY from another
+ * thread, or io_uring's -errno.
+ */
+int uiw_context_fd(struct uiw_context *ctx);
+
 /* ---- protection domains and memory regions ------------------------------ */
 
 /** uiw_alloc_pd() - a protection domain.  Returns 0, -ENOMEM. */

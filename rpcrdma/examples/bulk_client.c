@@ -61,6 +61,8 @@ static void usage(FILE *f)
 		"              chunk is offered only above the inline size; 0: with every call.\n"
 		"              Default: %d for NULL, PUT and GET with a result buffer (their\n"
 		"              replies are small), 0 for GET --no-result-buf\n"
+		"  --poll-us N busy-poll N microseconds for each reply before sleeping\n"
+		"              (default 50; -1: sleep at once)\n"
 		"  --info      print the negotiated settings and chunk counters at the end\n"
 		"  -q          print nothing but errors and the result\n"
 		"Exit status: 0 all calls succeeded (and verified), 1 a call failed or data\n"
@@ -112,6 +114,7 @@ int main(int argc, char **argv)
 					    { "no-result-buf", no_argument, NULL, 'N' },
 					    { "info", no_argument, NULL, 'I' },
 					    { "reply-max", required_argument, NULL, 'M' },
+					    { "poll-us", required_argument, NULL, 'P' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *op = "get", *host;
@@ -136,6 +139,7 @@ int main(int argc, char **argv)
 		case 'N': no_rbuf = 1; break;
 		case 'I': show_info = 1; break;
 		case 'M': reply_max = (long)parse_size(optarg); break;
+		case 'P': ro.poll_us = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
 		case 'o': op = optarg; break;
 		case 's': size = parse_size(optarg); break;

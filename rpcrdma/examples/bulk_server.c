@@ -127,6 +127,8 @@ static void usage(FILE *f)
 		"  --tcp PORT    listen for ONC RPC over TCP (record marking)\n"
 		"  --rdma PORT   listen for RPC-over-RDMA version 1 (RFC 8166) over uiwarp\n"
 		"  -a ADDR       address to listen on (default 0.0.0.0)\n"
+		"  --poll-us N   RDMA: after a reply, look for the next call N microseconds\n"
+		"                before sleeping (default 50; -1: never)\n"
 		"  -q            no per-connection messages\n",
 		BULK_PROG, BULK_VERS);
 }
@@ -163,16 +165,19 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = { { "tcp", required_argument, NULL, 't' },
 					    { "rdma", required_argument, NULL, 'r' },
+					    { "poll-us", required_argument, NULL, 'P' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *addr = "0.0.0.0";
 	int tcp_port = -1, rdma_port = -1, c;
+	struct rpc_rdma_opts so = { .remote_inv = 1 };
 
 	while ((c = getopt_long(argc, argv, "a:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': tcp_port = atoi(optarg); break;
 		case 'r': rdma_port = atoi(optarg); break;
 		case 'a': addr = optarg; break;
+		case 'P': so.poll_us = atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -203,7 +208,7 @@ int main(int argc, char **argv)
 		printf("bulk_server: tcp port %d\n", ntohs(sa.sin_port));
 	}
 	if (rdma_port >= 0) {
-		SVCXPRT *x = svc_rdma_create(addr, rdma_port, NULL);
+		SVCXPRT *x = svc_rdma_create(addr, rdma_port, &so);
 
 		if (!x) {
 			fprintf(stderr, "bulk_server: rdma %s:%d: %s\n", addr, rdma_port,
