@@ -14,9 +14,14 @@
  *    procedure's largest reply); a reply of any size up to RR_MAX_REPLY can
  *    then come (Long reply); a Write chunk when the caller named a result
  *    buffer (CLSET_RDMA_RESULT_BUF);
- *  - one call is outstanding per CLIENT (libtirpc's CLIENT is synchronous),
- *    never more than the credits the server granted; two receives are
- *    posted; the reply's XID must match (others are discarded and counted);
+ *  - clnt_call() has one call outstanding (libtirpc's CLIENT is
+ *    synchronous); clnt_rdma_call_start()/_wait() keep several in flight,
+ *    each in a slot of its own (Send buffer, encode buffer, Reply chunk
+ *    memory, registrations), never more than the credits the server
+ *    granted (one until the first reply); slots + 1 receives are posted; a
+ *    reply is matched to its call by XID and decoded into that call's
+ *    result structure when it arrives (one for no call in flight is
+ *    discarded and counted);
  *  - memory is registered per chunk and deregistered after the reply
  *    (after a Send with Invalidate the named STag is already invalid).
  *
@@ -53,10 +58,38 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-#define NRX 2 /* receives posted: the reply of the call in flight + a spare */
+#define RR_SLOTS_MAX 64 /* calls in flight on one CLIENT at most */
+
+struct call_mrs {
+	struct uiw_mr *mr[RPC_XDR_MAX_ITEMS + 4];
+	int n;
+};
+
+/* one call in flight: what its reply needs and what must live until then */
+struct rr_slot {
+	int used;      /* a call occupies the slot */
+	int done;      /* its reply (or its failure) is in: wait() may take it */
+	uint32_t xid;
+	int64_t end;   /* now_ms() deadline */
+	xdrproc_t xres;
+	void *resp;
+	struct rpc_rdma_buf result; /* the Write chunk's memory (len 0: none) */
+	struct call_mrs m;	    /* registered for the call, dropped at its reply */
+	struct rpcrdma_hdr h;	    /* the call's transport header (reply check) */
+	struct rpcrdma_read_seg rd[RPC_XDR_MAX_ITEMS + 1];
+	struct rpcrdma_seg wseg, rseg;
+	struct rpcrdma_chunk wch;
+	uint8_t *msg; /* the encoded (reduced) call; a Long call's Read chunk */
+	size_t msgcap;
+	uint8_t *rep; /* the Reply chunk's memory, allocated when first offered */
+	size_t repcap;
+	enum clnt_stat stat;
+	struct rpc_err err;
+};
 
 struct rr_clnt {
 	struct rr_opts o;
+	CLIENT *cl;
 	char host[200];
 	int port;
 	rpcprog_t prog;
@@ -75,18 +108,17 @@ struct rr_clnt {
 	struct rpcrdma_inline inl;
 	uint32_t granted;
 
-	uint8_t *rx; /* NRX receive slots of inl.recv_max octets */
+	unsigned nslots;   /* calls in flight at most: min(credits, RR_SLOTS_MAX) */
+	unsigned nrx;	   /* receives posted: nslots + 1 */
+	unsigned outstanding;
+	struct rr_slot slots[RR_SLOTS_MAX];
+
+	uint8_t *rx; /* nrx receive slots of rxsz octets */
 	uint32_t rxsz;
 	struct uiw_mr *rx_mr;
-	uint8_t *tx; /* the call's Send: header + inline payload */
+	uint8_t *tx; /* nslots Send buffers: header + inline payload */
 	uint32_t txsz;
 	struct uiw_mr *tx_mr;
-
-	uint8_t *msg; /* the encoded (reduced) call */
-	size_t msgcap;
-	uint8_t *rep; /* the reply buffer, offered as the Reply chunk */
-	size_t repcap;
-	struct uiw_mr *rep_mr;
 
 	struct rpc_rdma_buf result; /* CLSET_RDMA_RESULT_BUF, for the next call */
 	int have_result;
@@ -189,9 +221,35 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void cl_teardown(struct rr_clnt *c)
+static void drop_mrs(struct call_mrs *m)
 {
-	int r[6] = { 0 };
+	for (int i = 0; i < m->n; i++)
+		uiw_dereg_mr(m->mr[i]);
+	m->n = 0;
+}
+
+/* every call in flight ends with @st: its memory is released (after the QP
+ * is gone nothing more can be written into it) */
+static void fail_outstanding(struct rr_clnt *c, enum clnt_stat st, int err)
+{
+	for (unsigned i = 0; i < c->nslots; i++) {
+		struct rr_slot *sl = &c->slots[i];
+
+		if (!sl->used || sl->done)
+			continue;
+		drop_mrs(&sl->m);
+		sl->done = 1;
+		sl->stat = st;
+		memset(&sl->err, 0, sizeof(sl->err));
+		sl->err.re_status = st;
+		sl->err.re_errno = err;
+	}
+	c->outstanding = 0;
+}
+
+static void cl_teardown(struct rr_clnt *c, enum clnt_stat st, int err)
+{
+	int r[5] = { 0 };
 
 	if (c->id && c->up)
 		uiw_disconnect(c->id);
@@ -199,20 +257,19 @@ static void cl_teardown(struct rr_clnt *c)
 		r[0] = uiw_destroy_id(c->id);
 	if (c->qp)
 		r[1] = uiw_destroy_qp(c->qp);
+	fail_outstanding(c, st, err);
 	if (c->rx_mr)
 		r[2] = uiw_dereg_mr(c->rx_mr);
 	if (c->tx_mr)
 		r[3] = uiw_dereg_mr(c->tx_mr);
-	if (c->rep_mr)
-		r[4] = uiw_dereg_mr(c->rep_mr);
 	if (c->cq)
-		r[5] = uiw_destroy_cq(c->cq);
+		r[4] = uiw_destroy_cq(c->cq);
 	if (rr_debug())
-		fprintf(stderr, "rpc_rdma: teardown: id %d qp %d mr %d %d %d cq %d\n", r[0], r[1], r[2], r[3],
-			r[4], r[5]);
+		fprintf(stderr, "rpc_rdma: teardown: id %d qp %d mr %d %d cq %d\n", r[0], r[1], r[2], r[3],
+			r[4]);
 	c->qp = NULL;
 	c->id = NULL;
-	c->rx_mr = c->tx_mr = c->rep_mr = NULL;
+	c->rx_mr = c->tx_mr = NULL;
 	c->cq = NULL;
 	c->up = 0;
 }
@@ -241,8 +298,8 @@ static int cl_connect(struct rr_clnt *c)
 	if (rc)
 		goto fail;
 	qa.send_cq = qa.recv_cq = c->cq;
-	qa.cap.max_send_wr = 128;
-	qa.cap.max_recv_wr = NRX;
+	qa.cap.max_send_wr = 128 + 4 * c->nslots;
+	qa.cap.max_recv_wr = c->nrx;
 	qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 1;
 	rc = uiw_create_qp(c->pd, &qa, &c->qp);
@@ -251,18 +308,18 @@ static int cl_connect(struct rr_clnt *c)
 	/* receives at our inline receive size: what we advertise */
 	c->rxsz = c->o.inline_recv;
 	free(c->rx);
-	c->rx = aligned_alloc(64, (size_t)NRX * c->rxsz);
+	c->rx = aligned_alloc(64, (size_t)c->nrx * c->rxsz);
 	c->txsz = c->o.inline_send;
 	free(c->tx);
-	c->tx = aligned_alloc(64, c->txsz);
+	c->tx = aligned_alloc(64, (size_t)c->nslots * c->txsz);
 	if (!c->rx || !c->tx) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	rc = uiw_reg_mr(c->pd, c->rx, (size_t)NRX * c->rxsz, UIW_ACCESS_LOCAL_WRITE, &c->rx_mr);
+	rc = uiw_reg_mr(c->pd, c->rx, (size_t)c->nrx * c->rxsz, UIW_ACCESS_LOCAL_WRITE, &c->rx_mr);
 	if (!rc)
-		rc = uiw_reg_mr(c->pd, c->tx, c->txsz, 0, &c->tx_mr);
-	for (unsigned i = 0; !rc && i < NRX; i++)
+		rc = uiw_reg_mr(c->pd, c->tx, (size_t)c->nslots * c->txsz, 0, &c->tx_mr);
+	for (unsigned i = 0; !rc && i < c->nrx; i++)
 		rc = post_rx(c, i);
 	if (rc)
 		goto fail;
@@ -314,23 +371,11 @@ static int cl_connect(struct rr_clnt *c)
 fail:
 	snprintf(clnt_err, sizeof(clnt_err), "%s:%d: %s", c->host, c->port, strerror(-rc));
 fail_msg:
-	cl_teardown(c);
+	cl_teardown(c, RPC_CANTSEND, -rc);
 	return rc;
 }
 
-/* ---- one call ---------------------------------------------------------- */
-
-struct call_mrs {
-	struct uiw_mr *mr[RPC_XDR_MAX_ITEMS + 4];
-	int n;
-};
-
-static void drop_mrs(struct call_mrs *m)
-{
-	for (int i = 0; i < m->n; i++)
-		uiw_dereg_mr(m->mr[i]);
-	m->n = 0;
-}
+/* ---- calls ------------------------------------------------------------ */
 
 static int reg(struct rr_clnt *c, struct call_mrs *m, const void *addr, size_t len, int acc,
 	       uint32_t *stag)
@@ -347,258 +392,86 @@ static int reg(struct rr_clnt *c, struct call_mrs *m, const void *addr, size_t l
 
 static enum clnt_stat fail_call(struct rr_clnt *c, enum clnt_stat st, int err)
 {
+	memset(&c->err, 0, sizeof(c->err));
 	c->err.re_status = st;
 	c->err.re_errno = err;
 	return st;
 }
 
-/* wait for the reply to @xid; returns the rx slot, its length, or -errno */
-static int wait_reply(struct rr_clnt *c, uint32_t xid, int64_t end, struct rpcrdma_hdr *h,
-		      struct rpcrdma_read_seg *rs, struct rpcrdma_chunk *wc_, struct rpcrdma_seg *segs,
-		      ssize_t *hlen, uint32_t *blen, uint32_t *inv)
+static struct rr_slot *slot_of_xid(struct rr_clnt *c, uint32_t xid)
 {
-	struct uiw_wc wc[16];
-	int64_t spin_end = 0;
+	for (unsigned i = 0; i < c->nslots; i++)
+		if (c->slots[i].used && !c->slots[i].done && c->slots[i].xid == xid)
+			return &c->slots[i];
+	return NULL;
+}
 
-	for (;;) {
-		int n = uiw_poll_cq(c->cq, 16, wc);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			struct rpcrdma_dec_cfg cfg = { rs, RR_MAX_READ_SEGS, wc_, RR_MAX_WRITE, segs, RR_MAX_SEGS,
-						       RR_MAX_CHUNK_SEGS, RPCRDMA_DF_SHORT_ERROR };
-			unsigned slot = RR_WR_SLOT(wc[i].wr_id);
-			uint8_t *p;
-
-			if (wc[i].status != UIW_WC_SUCCESS) {
-				if (rr_debug())
-					fprintf(stderr, "rpc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
-						(unsigned long long)wc[i].wr_id, wc[i].status, wc[i].opcode,
-						wc[i].term_layer, wc[i].term_etype, wc[i].term_ecode);
-				c->up = 0;
-				return -ECONNRESET;
-			}
-			if (RR_WR_KIND(wc[i].wr_id) != RR_WR_RECV)
-				continue;
-			p = c->rx + (size_t)slot * c->rxsz;
-			*hlen = rpcrdma_hdr_decode(p, wc[i].byte_len, &cfg, h, NULL);
-			if (rr_debug())
-				fprintf(stderr, "rpc_rdma: reply %u octets: decode %zd proc %u xid %08x (want %08x)\n",
-					wc[i].byte_len, *hlen, h->proc, h->xid, xid);
-			if (rpcrdma_rx_verdict(*hlen, h, 0) != RPCRDMA_V_ACCEPT || h->xid != xid) {
-				/* §4.5: a Requester discards what it cannot use */
-				c->info.rdma_errors += *hlen < 0;
-				post_rx(c, slot);
-				continue;
-			}
-			*blen = wc[i].byte_len;
-			*inv = (wc[i].wc_flags & UIW_WC_WITH_INV) ? wc[i].invalidated_rkey : 0;
-			return (int)slot;
-		}
-		if (now_ms() >= end)
-			return -ETIMEDOUT;
-		if (!n) {
-			if (!spin_end)
-				spin_end = now_us() + c->o.poll_us;
-			if (now_us() >= spin_end)
-				uiw_progress(c->ctx, 5);
-		}
+static void slot_end(struct rr_clnt *c, struct rr_slot *sl, enum clnt_stat st, int err)
+{
+	drop_mrs(&sl->m);
+	sl->done = 1;
+	if (c->outstanding)
+		c->outstanding--;
+	sl->stat = st;
+	if (st != RPC_SUCCESS || err) {
+		memset(&sl->err, 0, sizeof(sl->err));
+		sl->err.re_status = st;
+		sl->err.re_errno = err;
 	}
 }
 
-static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp, xdrproc_t xres,
-			      void *resp, struct timeval tmo)
+/* the reply in receive @rx (@blen octets) for its call, decoded into the
+ * call's result structure; the receive is posted again */
+static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 {
-	struct rr_clnt *c = (struct rr_clnt *)cl->cl_private;
-	struct rpcrdma_read_seg rd[RPC_XDR_MAX_ITEMS + 1], rrs[RR_MAX_READ_SEGS];
-	struct rpcrdma_seg wseg, rseg, segs[RR_MAX_SEGS];
-	struct rpcrdma_chunk wch, rwc[RR_MAX_WRITE];
-	struct rpcrdma_hdr h, r;
-	struct call_mrs m = { .n = 0 };
-	struct rpc_xdr s, d;
+	struct rpcrdma_read_seg rrs[RR_MAX_READ_SEGS];
+	struct rpcrdma_seg segs[RR_MAX_SEGS];
+	struct rpcrdma_chunk rwc[RR_MAX_WRITE];
+	struct rpcrdma_dec_cfg cfg = { rrs, RR_MAX_READ_SEGS, rwc, RR_MAX_WRITE, segs, RR_MAX_SEGS,
+				       RR_MAX_CHUNK_SEGS, RPCRDMA_DF_SHORT_ERROR };
+	uint8_t *p = c->rx + (size_t)rx * c->rxsz;
+	struct rpcrdma_hdr r;
+	struct rr_slot *sl;
+	struct rpc_xdr d;
 	struct rpc_msg msg;
-	struct rpc_rdma_buf result = c->result;
-	int have_result = c->have_result, slot, rc, divert;
-	size_t need;
-	ssize_t hl;
-	uint32_t xid, blen = 0, inv = 0, wlen = 0;
 	const uint8_t *payload;
-	uint32_t paylen;
-	int64_t end;
+	uint32_t paylen, wlen = 0;
+	ssize_t hl;
 
-	c->have_result = 0;
-	/* as clnt_vc: a timeout set with CLSET_TIMEOUT overrides the call's */
-	if (c->timeout_set || tmo.tv_sec < 0 || (!tmo.tv_sec && !tmo.tv_usec))
-		tmo = c->timeout;
-	end = now_ms() + (int64_t)tmo.tv_sec * 1000 + tmo.tv_usec / 1000;
-	if (!c->up && (rc = cl_connect(c)))
-		return fail_call(c, RPC_CANTSEND, -rc);
-	xid = ++c->xid;
-
-	/* encode: plain when it fits inline, else with DDP-eligible items out */
-	need = 64 + 2 * (MAX_AUTH_BYTES + 8) + xdr_sizeof(xargs, argsp);
-	if (need > c->msgcap) {
-		uint8_t *nm = realloc(c->msg, need);
-
-		if (!nm)
-			return fail_call(c, RPC_SYSTEMERROR, ENOMEM);
-		c->msg = nm;
-		c->msgcap = need;
+	memset(&r, 0, sizeof(r));
+	hl = rpcrdma_hdr_decode(p, blen, &cfg, &r, NULL);
+	sl = hl >= 0 ? slot_of_xid(c, r.xid) : NULL;
+	if (rr_debug())
+		fprintf(stderr, "rpc_rdma: reply %u octets: decode %zd proc %u xid %08x (%s)\n", blen, hl,
+			r.proc, r.xid, sl ? "a call in flight" : "no call");
+	if (rpcrdma_rx_verdict(hl, &r, 0) != RPCRDMA_V_ACCEPT || !sl) {
+		/* §4.5: a Requester discards what it cannot use */
+		c->info.rdma_errors += hl < 0;
+		post_rx(c, rx);
+		return;
 	}
-	divert = need > c->inl.send_max;
-	{
-		memset(&msg, 0, sizeof(msg));
-		msg.rm_xid = xid;
-		msg.rm_direction = CALL;
-		msg.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-		msg.rm_call.cb_prog = c->prog;
-		msg.rm_call.cb_vers = c->vers;
-		rpc_xdr_encode_init(&s, c->msg, (u_int)c->msgcap, 0, 0);
-		if (!xdr_callhdr(&s.x, &msg) || !xdr_u_int32_t(&s.x, &proc) ||
-		    !AUTH_MARSHALL(cl->cl_auth, &s.x))
-			return fail_call(c, RPC_CANTENCODEARGS, 0);
-		if (divert) {
-			s.threshold = c->o.ddp_threshold;
-			s.max_items = RPC_XDR_MAX_ITEMS;
-		}
-		if (!xargs(&s.x, argsp))
-			return fail_call(c, RPC_CANTENCODEARGS, 0);
-	}
-
-	/* the header: Read list, Write list, Reply chunk */
-	memset(&h, 0, sizeof(h));
-	h.xid = xid;
-	h.vers = RPCRDMA_VERSION;
-	h.credits = c->o.credits;
-	h.proc = RPCRDMA_MSG;
-	for (int i = 0; i < s.nitems; i++) {
-		rd[i].position = s.items[i].pos;
-		rd[i].seg.length = s.items[i].len;
-		rd[i].seg.offset = (uintptr_t)s.items[i].addr;
-		if ((rc = reg(c, &m, s.items[i].addr, s.items[i].len, UIW_ACCESS_REMOTE_READ,
-			      &rd[i].seg.handle)))
-			goto sys;
-		c->info.read_chunk_octets += s.items[i].len;
-	}
-	h.nread = (uint32_t)s.nitems;
-	h.read = rd;
-	if (have_result && result.buf && result.len) {
-		wseg.length = result.len;
-		wseg.offset = (uintptr_t)result.buf;
-		if ((rc = reg(c, &m, result.buf, result.len, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
-			      &wseg.handle)))
-			goto sys;
-		wch.nsegs = 1;
-		wch.segs = &wseg;
-		h.nwrite = 1;
-		h.write = &wch;
-	}
-	/* a Reply chunk only when the reply may not fit inline (RFC 8166
-	 * §3.5.4: a Responder prefers it to inline, so offering one with
-	 * every call would make every reply an RDMA Write plus a Send).  It
-	 * is registered per call like every chunk: with remote invalidation
-	 * the server may invalidate its STag (RFC 8797 §4.1) */
-	if (!c->reply_max || (uint64_t)c->reply_max + RR_REPLY_HDR_MAX > c->inl.recv_max) {
-		size_t rl = c->reply_max && c->reply_max < c->repcap ? c->reply_max : c->repcap;
-
-		if ((rc = reg(c, &m, c->rep, rl, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
-			      &rseg.handle)))
-			goto sys;
-		rseg.length = (uint32_t)rl;
-		rseg.offset = (uintptr_t)c->rep;
-		h.has_reply = 1;
-		h.reply.nsegs = 1;
-		h.reply.segs = &rseg;
-		c->info.reply_chunks_offered++;
-	}
-	hl = rpcrdma_hdr_len(&h);
-	if (hl < 0) {
-		rc = (int)hl;
-		goto sys;
-	}
-	if ((size_t)hl + s.pos > c->inl.send_max) {
-		/* Long call: the reduced call goes by a position-zero Read chunk */
-		if (s.nitems >= RPC_XDR_MAX_ITEMS + 1) {
-			rc = -E2BIG;
-			goto sys;
-		}
-		memmove(rd + 1, rd, sizeof(rd[0]) * (size_t)s.nitems);
-		rd[0].position = 0;
-		rd[0].seg.length = (uint32_t)s.pos;
-		rd[0].seg.offset = (uintptr_t)c->msg;
-		if ((rc = reg(c, &m, c->msg, s.pos, UIW_ACCESS_REMOTE_READ, &rd[0].seg.handle)))
-			goto sys;
-		h.nread++;
-		h.proc = RPCRDMA_NOMSG;
-		c->info.read_chunk_octets += s.pos;
-		hl = rpcrdma_hdr_encode(c->tx, c->txsz, &h, 0);
-		if (hl < 0 || (size_t)hl > c->inl.send_max) {
-			rc = hl < 0 ? (int)hl : -EMSGSIZE;
-			goto sys;
-		}
-		paylen = 0;
-	} else {
-		hl = rpcrdma_hdr_encode(c->tx, c->txsz, &h, 0);
-		if (hl < 0) {
-			rc = (int)hl;
-			goto sys;
-		}
-		memcpy(c->tx + hl, c->msg, s.pos);
-		paylen = s.pos;
-	}
-	{
-		struct uiw_sge sge = { (uintptr_t)c->tx, (uint32_t)hl + paylen, c->tx_mr->lkey };
-		struct uiw_send_wr wr, *bad;
-
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = RR_WRID(RR_WR_SEND, 0);
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = UIW_WR_SEND;
-		wr.send_flags = UIW_SEND_SIGNALED;
-		rc = uiw_post_send(c->qp, &wr, &bad);
-		if (rc) {
-			c->up = 0;
-			drop_mrs(&m);
-			return fail_call(c, RPC_CANTSEND, -rc);
-		}
-	}
-	c->info.calls++;
-
-	slot = wait_reply(c, xid, end, &r, rrs, rwc, segs, &hl, &blen, &inv);
-	if (slot < 0) {
-		drop_mrs(&m);
-		if (slot == -ETIMEDOUT) {
-			/* a late reply might still RDMA Write into what we
-			 * deregistered: start afresh */
-			cl_teardown(c);
-			return fail_call(c, RPC_TIMEDOUT, 0);
-		}
-		cl_teardown(c);
-		return fail_call(c, RPC_CANTRECV, -slot);
-	}
-	(void)inv;
 	c->info.replies++;
 	if (r.credits)
 		c->granted = r.credits;
 	c->info.credits = r.credits;
 	if (r.proc == RPCRDMA_ERROR) {
 		c->info.rdma_errors++;
-		post_rx(c, (unsigned)slot);
-		drop_mrs(&m);
+		post_rx(c, rx);
 		snprintf(clnt_err, sizeof(clnt_err), "RDMA_ERROR %s from the server%s",
 			 r.err == RPCRDMA_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK",
-			 r.err != RPCRDMA_ERR_VERS && !h.has_reply
+			 r.err != RPCRDMA_ERR_VERS && !sl->h.has_reply
 				 ? " (no Reply chunk was offered: is CLSET_RDMA_REPLY_MAX too small?)"
 				 : "");
-		return fail_call(c, RPC_CANTDECODERES, EPROTO);
+		slot_end(c, sl, RPC_CANTDECODERES, EPROTO);
+		return;
 	}
-	if (rpcrdma_reply_check(&h, &r, NULL)) {
-		post_rx(c, (unsigned)slot);
-		drop_mrs(&m);
-		cl_teardown(c);
-		return fail_call(c, RPC_CANTDECODERES, EPROTO);
+	if (rpcrdma_reply_check(&sl->h, &r, NULL)) {
+		/* the reply names memory the call did not offer: the server
+		 * is broken, the connection is not to be trusted */
+		post_rx(c, rx);
+		slot_end(c, sl, RPC_CANTDECODERES, EPROTO);
+		cl_teardown(c, RPC_CANTRECV, ECONNABORTED);
+		return;
 	}
 	if (r.nwrite && r.write[0].nsegs) {
 		wlen = (uint32_t)rpcrdma_chunk_len(&r.write[0]);
@@ -607,31 +480,32 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	if (r.proc == RPCRDMA_NOMSG) {
 		uint64_t rl = r.has_reply ? rpcrdma_chunk_len(&r.reply) : 0;
 
-		payload = c->rep;
-		paylen = rl > c->repcap ? (uint32_t)c->repcap : (uint32_t)rl;
+		payload = sl->rep;
+		paylen = rl > sl->repcap ? (uint32_t)sl->repcap : (uint32_t)rl;
 		c->info.reply_chunk_octets += paylen;
 	} else {
-		payload = c->rx + (size_t)slot * c->rxsz + hl;
+		payload = p + hl;
 		paylen = blen - (uint32_t)hl;
 	}
 	memset(&msg, 0, sizeof(msg));
 	msg.acpted_rply.ar_verf = _null_auth;
-	msg.acpted_rply.ar_results.where = resp;
+	msg.acpted_rply.ar_results.where = sl->resp;
 	msg.acpted_rply.ar_results.proc = (xdrproc_t)rpc_xdr_results;
-	rpc_xdr_decode_init(&d, payload, paylen, wlen ? result.buf : NULL, wlen);
+	rpc_xdr_decode_init(&d, payload, paylen, wlen ? sl->result.buf : NULL, wlen);
 	d.armed = 0; /* the chunk stands in only inside the results */
-	d.inner = xres;
-	if (!xdr_replymsg(&d.x, &msg) || msg.rm_xid != xid) {
-		post_rx(c, (unsigned)slot);
-		drop_mrs(&m);
-		return fail_call(c, RPC_CANTDECODERES, 0);
+	d.inner = sl->xres;
+	if (!payload || !xdr_replymsg(&d.x, &msg) || msg.rm_xid != sl->xid) {
+		post_rx(c, rx);
+		slot_end(c, sl, RPC_CANTDECODERES, 0);
+		return;
 	}
-	post_rx(c, (unsigned)slot);
-	drop_mrs(&m);
-	_seterr_reply(&msg, &c->err);
-	if (c->err.re_status == RPC_SUCCESS && !AUTH_VALIDATE(cl->cl_auth, &msg.acpted_rply.ar_verf)) {
-		c->err.re_status = RPC_AUTHERROR;
-		c->err.re_why = AUTH_INVALIDRESP;
+	post_rx(c, rx);
+	drop_mrs(&sl->m);
+	memset(&sl->err, 0, sizeof(sl->err));
+	_seterr_reply(&msg, &sl->err);
+	if (sl->err.re_status == RPC_SUCCESS && !AUTH_VALIDATE(c->cl->cl_auth, &msg.acpted_rply.ar_verf)) {
+		sl->err.re_status = RPC_AUTHERROR;
+		sl->err.re_why = AUTH_INVALIDRESP;
 	}
 	/* only an accepted reply has a verifier: in a denied one the union
 	 * holds rejected_reply fields there (found by fuzz_rpc_xdr) */
@@ -641,10 +515,308 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		fx.x_op = XDR_FREE;
 		xdr_opaque_auth(&fx, &msg.acpted_rply.ar_verf);
 	}
-	return c->err.re_status;
+	slot_end(c, sl, sl->err.re_status, 0);
+	sl->err.re_status = sl->stat;
+}
+
+/* take completions; with @wait, when there are none, poll for poll_us and
+ * then sleep in the engine (at most 5 ms).  Returns 0, or -errno when the
+ * connection failed (every call in flight then ended) */
+static int turn(struct rr_clnt *c, int wait, int64_t *spin_end)
+{
+	struct uiw_wc wc[16];
+	int n = uiw_poll_cq(c->cq, 16, wc);
+
+	if (n < 0) {
+		cl_teardown(c, RPC_CANTRECV, -n);
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != UIW_WC_SUCCESS) {
+			if (rr_debug())
+				fprintf(stderr, "rpc_rdma: completion %llx status %d opcode %d term %d/%d/%d\n",
+					(unsigned long long)wc[i].wr_id, wc[i].status, wc[i].opcode,
+					wc[i].term_layer, wc[i].term_etype, wc[i].term_ecode);
+			c->up = 0;
+			cl_teardown(c, RPC_CANTRECV, ECONNRESET);
+			return -ECONNRESET;
+		}
+		if (RR_WR_KIND(wc[i].wr_id) == RR_WR_RECV)
+			on_reply(c, RR_WR_SLOT(wc[i].wr_id), wc[i].byte_len);
+		if (!c->qp) /* on_reply() tore the connection down */
+			return -ECONNABORTED;
+	}
+	if (!n && wait) {
+		if (!*spin_end)
+			*spin_end = now_us() + c->o.poll_us;
+		if (now_us() >= *spin_end)
+			uiw_progress(c->ctx, 5);
+	}
+	return 0;
+}
+
+/* encode and send one call; on success its slot is in flight */
+static enum clnt_stat rr_start(struct rr_clnt *c, rpcproc_t proc, xdrproc_t xargs, void *argsp,
+			       xdrproc_t xres, void *resp, const struct rpc_rdma_buf *result,
+			       struct timeval tmo, uint32_t *xidp)
+{
+	struct rr_slot *sl = NULL;
+	struct rpcrdma_hdr *h;
+	struct rpc_xdr s;
+	struct rpc_msg msg;
+	unsigned idx = 0;
+	int rc, divert;
+	size_t need;
+	ssize_t hl;
+	uint32_t paylen, xid;
+	uint8_t *tx;
+	int64_t end, spin_end = 0;
+
+	/* as clnt_vc: a timeout set with CLSET_TIMEOUT overrides the call's */
+	if (c->timeout_set || tmo.tv_sec < 0 || (!tmo.tv_sec && !tmo.tv_usec))
+		tmo = c->timeout;
+	end = now_ms() + (int64_t)tmo.tv_sec * 1000 + tmo.tv_usec / 1000;
+	if (!c->up && (rc = cl_connect(c)))
+		return fail_call(c, RPC_CANTSEND, -rc);
+	/* a free slot and a credit: never more in flight than granted
+	 * (RFC 8166 §3.3.1); replies of other calls are taken meanwhile */
+	for (;;) {
+		if (c->outstanding < c->granted) {
+			for (unsigned i = 0; i < c->nslots && !sl; i++)
+				if (!c->slots[i].used) {
+					sl = &c->slots[i];
+					idx = i;
+				}
+			if (sl)
+				break;
+		}
+		if (now_ms() >= end)
+			return fail_call(c, RPC_TIMEDOUT, 0);
+		if (turn(c, 1, &spin_end) || !c->up)
+			return fail_call(c, RPC_CANTSEND, ECONNRESET);
+	}
+	xid = ++c->xid;
+	memset(&sl->err, 0, sizeof(sl->err));
+	sl->m.n = 0;
+	sl->xid = xid;
+	sl->end = end;
+	sl->xres = xres;
+	sl->resp = resp;
+	sl->result = result && result->buf && result->len ? *result : (struct rpc_rdma_buf){ NULL, 0 };
+
+	/* encode: plain when it fits inline, else with DDP-eligible items out */
+	need = 64 + 2 * (MAX_AUTH_BYTES + 8) + xdr_sizeof(xargs, argsp);
+	if (need > sl->msgcap) {
+		uint8_t *nm = realloc(sl->msg, need);
+
+		if (!nm)
+			return fail_call(c, RPC_SYSTEMERROR, ENOMEM);
+		sl->msg = nm;
+		sl->msgcap = need;
+	}
+	divert = need > c->inl.send_max;
+	memset(&msg, 0, sizeof(msg));
+	msg.rm_xid = xid;
+	msg.rm_direction = CALL;
+	msg.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	msg.rm_call.cb_prog = c->prog;
+	msg.rm_call.cb_vers = c->vers;
+	rpc_xdr_encode_init(&s, sl->msg, (u_int)sl->msgcap, 0, 0);
+	if (!xdr_callhdr(&s.x, &msg) || !xdr_u_int32_t(&s.x, &proc) || !AUTH_MARSHALL(c->cl->cl_auth, &s.x))
+		return fail_call(c, RPC_CANTENCODEARGS, 0);
+	if (divert) {
+		s.threshold = c->o.ddp_threshold;
+		s.max_items = RPC_XDR_MAX_ITEMS;
+	}
+	if (!xargs(&s.x, argsp))
+		return fail_call(c, RPC_CANTENCODEARGS, 0);
+
+	/* the header: Read list, Write list, Reply chunk */
+	h = &sl->h;
+	memset(h, 0, sizeof(*h));
+	h->xid = xid;
+	h->vers = RPCRDMA_VERSION;
+	h->credits = c->o.credits;
+	h->proc = RPCRDMA_MSG;
+	for (int i = 0; i < s.nitems; i++) {
+		sl->rd[i].position = s.items[i].pos;
+		sl->rd[i].seg.length = s.items[i].len;
+		sl->rd[i].seg.offset = (uintptr_t)s.items[i].addr;
+		if ((rc = reg(c, &sl->m, s.items[i].addr, s.items[i].len, UIW_ACCESS_REMOTE_READ,
+			      &sl->rd[i].seg.handle)))
+			goto sys;
+		c->info.read_chunk_octets += s.items[i].len;
+	}
+	h->nread = (uint32_t)s.nitems;
+	h->read = sl->rd;
+	if (sl->result.len) {
+		sl->wseg.length = sl->result.len;
+		sl->wseg.offset = (uintptr_t)sl->result.buf;
+		if ((rc = reg(c, &sl->m, sl->result.buf, sl->result.len,
+			      UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE, &sl->wseg.handle)))
+			goto sys;
+		sl->wch.nsegs = 1;
+		sl->wch.segs = &sl->wseg;
+		h->nwrite = 1;
+		h->write = &sl->wch;
+	}
+	/* a Reply chunk only when the reply may not fit inline (RFC 8166
+	 * §3.5.4: a Responder prefers it to inline, so offering one with
+	 * every call would make every reply an RDMA Write plus a Send).  It
+	 * is registered per call like every chunk: with remote invalidation
+	 * the server may invalidate its STag (RFC 8797 §4.1) */
+	if (!c->reply_max || (uint64_t)c->reply_max + RR_REPLY_HDR_MAX > c->inl.recv_max) {
+		size_t rl = c->reply_max && c->reply_max < RR_MAX_REPLY ? c->reply_max : RR_MAX_REPLY;
+
+		if (rl > sl->repcap) {
+			free(sl->rep);
+			sl->repcap = 0;
+			sl->rep = aligned_alloc(4096, (rl + 4095) & ~(size_t)4095);
+			if (!sl->rep) {
+				rc = -ENOMEM;
+				goto sys;
+			}
+			sl->repcap = rl;
+		}
+		if ((rc = reg(c, &sl->m, sl->rep, rl, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
+			      &sl->rseg.handle)))
+			goto sys;
+		sl->rseg.length = (uint32_t)rl;
+		sl->rseg.offset = (uintptr_t)sl->rep;
+		h->has_reply = 1;
+		h->reply.nsegs = 1;
+		h->reply.segs = &sl->rseg;
+		c->info.reply_chunks_offered++;
+	}
+	hl = rpcrdma_hdr_len(h);
+	if (hl < 0) {
+		rc = (int)hl;
+		goto sys;
+	}
+	tx = c->tx + (size_t)idx * c->txsz;
+	if ((size_t)hl + s.pos > c->inl.send_max) {
+		/* Long call: the reduced call goes by a position-zero Read chunk */
+		if (s.nitems >= RPC_XDR_MAX_ITEMS + 1) {
+			rc = -E2BIG;
+			goto sys;
+		}
+		memmove(sl->rd + 1, sl->rd, sizeof(sl->rd[0]) * (size_t)s.nitems);
+		sl->rd[0].position = 0;
+		sl->rd[0].seg.length = (uint32_t)s.pos;
+		sl->rd[0].seg.offset = (uintptr_t)sl->msg;
+		if ((rc = reg(c, &sl->m, sl->msg, s.pos, UIW_ACCESS_REMOTE_READ, &sl->rd[0].seg.handle)))
+			goto sys;
+		h->nread++;
+		h->proc = RPCRDMA_NOMSG;
+		c->info.read_chunk_octets += s.pos;
+		hl = rpcrdma_hdr_encode(tx, c->txsz, h, 0);
+		if (hl < 0 || (size_t)hl > c->inl.send_max) {
+			rc = hl < 0 ? (int)hl : -EMSGSIZE;
+			goto sys;
+		}
+		paylen = 0;
+	} else {
+		hl = rpcrdma_hdr_encode(tx, c->txsz, h, 0);
+		if (hl < 0) {
+			rc = (int)hl;
+			goto sys;
+		}
+		memcpy(tx + hl, sl->msg, s.pos);
+		paylen = s.pos;
+	}
+	{
+		struct uiw_sge sge = { (uintptr_t)tx, (uint32_t)hl + paylen, c->tx_mr->lkey };
+		struct uiw_send_wr wr, *bad;
+
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = RR_WRID(RR_WR_SEND, idx);
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = UIW_WR_SEND;
+		wr.send_flags = UIW_SEND_SIGNALED;
+		rc = uiw_post_send(c->qp, &wr, &bad);
+		if (rc) {
+			drop_mrs(&sl->m);
+			cl_teardown(c, RPC_CANTSEND, -rc);
+			return fail_call(c, RPC_CANTSEND, -rc);
+		}
+	}
+	sl->used = 1;
+	sl->done = 0;
+	c->outstanding++;
+	c->info.calls++;
+	if (c->outstanding > c->info.max_outstanding)
+		c->info.max_outstanding = c->outstanding;
+	*xidp = xid;
+	return RPC_SUCCESS;
 sys:
-	drop_mrs(&m);
+	drop_mrs(&sl->m);
 	return fail_call(c, RPC_SYSTEMERROR, -rc);
+}
+
+/* wait for the call @xid started with rr_start(); its slot is freed */
+static enum clnt_stat rr_wait(struct rr_clnt *c, uint32_t xid)
+{
+	struct rr_slot *sl = NULL;
+	int64_t spin_end = 0;
+
+	for (unsigned i = 0; i < c->nslots && !sl; i++)
+		if (c->slots[i].used && c->slots[i].xid == xid)
+			sl = &c->slots[i];
+	if (!sl)
+		return fail_call(c, RPC_SYSTEMERROR, EINVAL);
+	while (!sl->done) {
+		if (now_ms() >= sl->end) {
+			/* a late reply might still RDMA Write into memory of
+			 * this call: the connection goes, every call in flight
+			 * ends (RPC_TIMEDOUT for this one) */
+			cl_teardown(c, RPC_CANTRECV, ETIMEDOUT);
+			sl->stat = RPC_TIMEDOUT;
+			memset(&sl->err, 0, sizeof(sl->err));
+			sl->err.re_status = RPC_TIMEDOUT;
+			break;
+		}
+		if (turn(c, 1, &spin_end))
+			break;
+	}
+	sl->used = 0;
+	c->err = sl->err;
+	c->err.re_status = sl->stat;
+	return sl->stat;
+}
+
+static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp, xdrproc_t xres,
+			      void *resp, struct timeval tmo)
+{
+	struct rr_clnt *c = (struct rr_clnt *)cl->cl_private;
+	struct rpc_rdma_buf result = c->have_result ? c->result : (struct rpc_rdma_buf){ NULL, 0 };
+	enum clnt_stat st;
+	uint32_t xid;
+
+	c->have_result = 0;
+	st = rr_start(c, proc, xargs, argsp, xres, resp, &result, tmo, &xid);
+	if (st != RPC_SUCCESS)
+		return st;
+	return rr_wait(c, xid);
+}
+
+enum clnt_stat clnt_rdma_call_start(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
+				    xdrproc_t xres, void *resp, const struct rpc_rdma_buf *result,
+				    struct timeval timeout, uint32_t *tag)
+{
+	struct rr_clnt *c;
+
+	if (!cl || !tag || cl->cl_ops->cl_call != rr_call)
+		return RPC_SYSTEMERROR;
+	c = (struct rr_clnt *)cl->cl_private;
+	return rr_start(c, proc, xargs, argsp, xres, resp, result, timeout, tag);
+}
+
+enum clnt_stat clnt_rdma_call_wait(CLIENT *cl, uint32_t tag)
+{
+	if (!cl || cl->cl_ops->cl_call != rr_call)
+		return RPC_SYSTEMERROR;
+	return rr_wait((struct rr_clnt *)cl->cl_private, tag);
 }
 
 static void rr_abort(CLIENT *cl)
@@ -670,7 +842,7 @@ static void rr_destroy(CLIENT *cl)
 {
 	struct rr_clnt *c = (struct rr_clnt *)cl->cl_private;
 
-	cl_teardown(c);
+	cl_teardown(c, RPC_CANTRECV, ESHUTDOWN);
 	{
 		int a = c->pd ? uiw_dealloc_pd(c->pd) : 0, b = c->ctx ? uiw_close_context(c->ctx) : 0;
 
@@ -681,8 +853,10 @@ static void rr_destroy(CLIENT *cl)
 		AUTH_DESTROY(cl->cl_auth);
 	free(c->rx);
 	free(c->tx);
-	free(c->msg);
-	free(c->rep);
+	for (unsigned i = 0; i < RR_SLOTS_MAX; i++) {
+		free(c->slots[i].msg);
+		free(c->slots[i].rep);
+	}
 	free(c);
 	free(cl->cl_netid);
 	free(cl);
@@ -734,9 +908,10 @@ static bool_t rr_control(CLIENT *cl, u_int req, void *info)
 	case CLGET_RDMA_INFO:
 		*(struct rpc_rdma_info *)info = c->info;
 		((struct rpc_rdma_info *)info)->credits = c->granted;
+		((struct rpc_rdma_info *)info)->outstanding = c->outstanding;
 		return TRUE;
 	case CLSET_RDMA_RECONNECT:
-		cl_teardown(c);
+		cl_teardown(c, RPC_CANTRECV, ECONNRESET);
 		return cl_connect(c) == 0;
 	default:
 		return FALSE;
@@ -770,10 +945,9 @@ CLIENT *clnt_rdma_create(const char *host, int port, rpcprog_t prog, rpcvers_t v
 	c->vers = vers;
 	c->timeout.tv_sec = 25;
 	c->xid = (uint32_t)getpid() * 2654435761u ^ (uint32_t)now_ms() * 40503u;
-	c->repcap = RR_MAX_REPLY;
-	c->rep = aligned_alloc(4096, c->repcap);
-	if (!c->rep)
-		goto nomem;
+	c->nslots = c->o.credits < RR_SLOTS_MAX ? c->o.credits : RR_SLOTS_MAX;
+	c->nrx = c->nslots + 1;
+	c->cl = cl;
 	memset(&ca, 0, sizeof(ca));
 	ca.mode = UIW_CTX_POLLED;
 	ca.crc = c->o.crc > 0 ? UIW_CRC_ON : c->o.crc == 0 ? UIW_CRC_OFF : UIW_CRC_DEFAULT;
@@ -805,7 +979,6 @@ fail:
 			uiw_dealloc_pd(c->pd);
 		if (c->ctx)
 			uiw_close_context(c->ctx);
-		free(c->rep);
 		free(c->rx);
 		free(c->tx);
 	}

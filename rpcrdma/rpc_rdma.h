@@ -22,6 +22,10 @@
  * chunk; in a reply, the first such item goes into the requester's Write
  * chunk when it offered one.  NFSv3 READ and WRITE data fall under it.
  *
+ * Calls in flight: clnt_call() is synchronous, but clnt_rdma_call_start()
+ * and clnt_rdma_call_wait() keep several calls in flight on one CLIENT
+ * from one thread, up to the credits the server grants.
+ *
  * Threading: a CLIENT owns a polled uiwarp context whose io_uring ring is
  * single-issuer: the thread that creates the CLIENT (its connection setup
  * turns the engine) drives it from then on, and no other thread may call it (stricter than libtirpc's
@@ -117,7 +121,38 @@ struct rpc_rdma_info {
 	uint64_t calls, replies, rdma_errors;
 	uint64_t read_chunk_octets, write_chunk_octets, reply_chunk_octets;
 	uint64_t reply_chunks_offered; /* calls that offered a Reply chunk */
+	uint32_t outstanding;	  /* client: calls in flight now */
+	uint32_t max_outstanding; /* client: the most calls in flight at once */
 };
+
+/**
+ * clnt_rdma_call_start() - start a call on an RDMA CLIENT and return at
+ * once, so that one thread keeps several calls in flight on one connection
+ * (up to the credits the server grants and @credits of the options, at
+ * most 64); clnt_call() is start + wait.  The call is encoded and sent
+ * now; DDP-eligible argument memory (Read chunks, taken in place) and
+ * @resp must stay untouched until clnt_rdma_call_wait() returns.
+ * @result: the memory for the first large opaque result (its Write chunk),
+ * or NULL (CLSET_RDMA_RESULT_BUF is for clnt_call() only).  When no credit
+ * is free, replies of other calls are taken (and decoded into their result
+ * structures) until one is.  @timeout: as clnt_call()'s (CLSET_TIMEOUT
+ * overrides it), counted from now.  Returns RPC_SUCCESS with *@tag set, or
+ * the failure (clnt_geterr()).
+ */
+enum clnt_stat clnt_rdma_call_start(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
+				    xdrproc_t xres, void *resp, const struct rpc_rdma_buf *result,
+				    struct timeval timeout, uint32_t *tag);
+
+/**
+ * clnt_rdma_call_wait() - wait for the call @tag to end and return its
+ * status, as clnt_call() would have (clnt_geterr() then tells about it);
+ * replies of other calls are taken meanwhile.  Every started call must be
+ * waited for once, in any order.  A call that times out takes the
+ * connection down (a late reply could still write into its memory): the
+ * calls still in flight end with RPC_CANTRECV, and the next call
+ * reconnects.
+ */
+enum clnt_stat clnt_rdma_call_wait(CLIENT *cl, uint32_t tag);
 
 /** clnt_rdma_strerror() - text of the last clnt_rdma_create() failure. */
 const char *clnt_rdma_strerror(void);

@@ -28,6 +28,122 @@
 
 static struct timeval tmo = { 25, 0 };
 
+#define MAX_INFLIGHT 64
+
+static double now(void);
+
+/* xdr_void with the argument list the XDR casts expect */
+static bool_t xdr_nothing(XDR *x, void *p)
+{
+	(void)x;
+	(void)p;
+	return TRUE;
+}
+
+/* one call in flight of --inflight */
+struct flight {
+	uint32_t tag;
+	long i;
+	uint8_t *buf;
+	bulk_getargs ga;
+	bulk_getres gr;
+	bulk_putargs pa;
+	bulk_putres pr;
+};
+
+/* --inflight N: N calls in flight on one RDMA CLIENT, one thread; returns
+ * the calls done, -1 on an RPC failure; *bad counts data that differed */
+static long run_inflight(CLIENT *cl, const char *op, size_t size, int n, long calls, double secs,
+			 uint32_t seed, int verify, int no_rbuf, int *bad)
+{
+	struct flight f[MAX_INFLIGHT];
+	long started = 0, done = 0;
+	double t0 = now();
+	int head = 0, inq = 0;
+
+	memset(f, 0, sizeof(f));
+	for (int k = 0; k < n; k++) {
+		f[k].buf = malloc(size ? size : 1);
+		if (!f[k].buf) {
+			fprintf(stderr, "bulk_client: out of memory\n");
+			return -1;
+		}
+		if (!strcmp(op, "put") && verify)
+			bulk_fill(seed, f[k].buf, size);
+	}
+	for (;;) {
+		/* start calls while there is room and work */
+		while (inq < n && (secs > 0 ? now() - t0 < secs : started < calls)) {
+			struct flight *x = &f[(head + inq) % n];
+			struct rpc_rdma_buf rb = { x->buf, (uint32_t)size };
+			enum clnt_stat st;
+
+			x->i = started;
+			if (!strcmp(op, "null")) {
+				st = clnt_rdma_call_start(cl, BULK_NULL, (xdrproc_t)xdr_nothing, NULL,
+							  (xdrproc_t)xdr_nothing, NULL, NULL, tmo, &x->tag);
+			} else if (!strcmp(op, "get")) {
+				x->ga = (bulk_getargs){ (unsigned)size, verify ? seed + (uint32_t)started : 0 };
+				x->gr = (bulk_getres){ 0, { 0, (char *)x->buf } };
+				st = clnt_rdma_call_start(cl, BULK_GET, (xdrproc_t)xdr_bulk_getargs,
+							  (caddr_t)&x->ga, (xdrproc_t)xdr_bulk_getres,
+							  (caddr_t)&x->gr, no_rbuf ? NULL : &rb, tmo, &x->tag);
+			} else {
+				x->pa = (bulk_putargs){ verify ? seed : 0, { (unsigned)size, (char *)x->buf } };
+				x->pr = (bulk_putres){ 0, 0, 0 };
+				st = clnt_rdma_call_start(cl, BULK_PUT, (xdrproc_t)xdr_bulk_putargs,
+							  (caddr_t)&x->pa, (xdrproc_t)xdr_bulk_putres,
+							  (caddr_t)&x->pr, NULL, tmo, &x->tag);
+			}
+			if (st != RPC_SUCCESS) {
+				clnt_perror(cl, "bulk_client: call start");
+				return -1;
+			}
+			started++;
+			inq++;
+		}
+		if (!inq)
+			break;
+		/* the oldest call ends first in the results */
+		{
+			struct flight *x = &f[head];
+
+			if (clnt_rdma_call_wait(cl, x->tag) != RPC_SUCCESS) {
+				clnt_perror(cl, "bulk_client: call");
+				return -1;
+			}
+			if (!strcmp(op, "get")) {
+				if (x->gr.data.data_len != size) {
+					fprintf(stderr, "bulk_client: GET returned %u octets, asked %zu\n",
+						x->gr.data.data_len, size);
+					return -1;
+				}
+				if (verify && (!bulk_check(x->ga.seed, (uint8_t *)x->gr.data.data_val, size) ||
+					       bulk_sum((uint8_t *)x->gr.data.data_val, size) != x->gr.sum)) {
+					fprintf(stderr, "bulk_client: GET %ld: data or checksum differ\n", x->i);
+					(*bad)++;
+				}
+			} else if (!strcmp(op, "put")) {
+				if (x->pr.len != size) {
+					fprintf(stderr, "bulk_client: PUT: the server got %u octets of %zu\n",
+						x->pr.len, size);
+					return -1;
+				}
+				if (verify && (x->pr.pattern_ok != 1 || x->pr.sum != bulk_sum(x->buf, size))) {
+					fprintf(stderr, "bulk_client: PUT %ld: the server saw other data\n", x->i);
+					(*bad)++;
+				}
+			}
+			head = (head + 1) % n;
+			inq--;
+			done++;
+		}
+	}
+	for (int k = 0; k < n; k++)
+		free(f[k].buf);
+	return done;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -61,12 +177,15 @@ static void usage(FILE *f)
 		"              chunk is offered only above the inline size; 0: with every call.\n"
 		"              Default: %d for NULL, PUT and GET with a result buffer (their\n"
 		"              replies are small), 0 for GET --no-result-buf\n"
+		"  --inflight N  keep N calls in flight on the one connection (1..%d; RDMA\n"
+		"              only: clnt_rdma_call_start/_wait; never more than the server's\n"
+		"              credits: --info shows the most in flight)\n"
 		"  --poll-us N busy-poll N microseconds for each reply before sleeping\n"
 		"              (default 50; -1: sleep at once)\n"
 		"  --info      print the negotiated settings and chunk counters at the end\n"
 		"  -q          print nothing but errors and the result\n"
 		"Exit status: 0 all calls succeeded (and verified), 1 a call failed or data\n"
-		"differed, 2 bad usage.\n", BULK_SMALL_REPLY);
+		"differed, 2 bad usage.\n", MAX_INFLIGHT, BULK_SMALL_REPLY);
 }
 
 static size_t parse_size(const char *s)
@@ -115,11 +234,13 @@ int main(int argc, char **argv)
 					    { "info", no_argument, NULL, 'I' },
 					    { "reply-max", required_argument, NULL, 'M' },
 					    { "poll-us", required_argument, NULL, 'P' },
+					    { "inflight", required_argument, NULL, 'F' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *op = "get", *host;
 	int rdma = 0, port = -1, verify = 0, json = 0, quiet = 0, c, bad = 0, no_rbuf = 0, show_info = 0;
 	long reply_max = -2; /* not given */
+	int inflight = 1;
 	struct rpc_rdma_opts ro = { .remote_inv = 1, .crc = -1 };
 	long calls = -1, done = 0;
 	double secs = 0, t0, t1;
@@ -140,6 +261,7 @@ int main(int argc, char **argv)
 		case 'I': show_info = 1; break;
 		case 'M': reply_max = (long)parse_size(optarg); break;
 		case 'P': ro.poll_us = atoi(optarg); break;
+		case 'F': inflight = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
 		case 'o': op = optarg; break;
 		case 's': size = parse_size(optarg); break;
@@ -151,6 +273,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc || port <= 0 || size == (size_t)-1 || reply_max == (long)(size_t)-1 ||
+	    inflight < 1 || inflight > MAX_INFLIGHT || (inflight > 1 && !rdma) ||
 	    (strcmp(op, "null") && strcmp(op, "get") && strcmp(op, "put"))) {
 		usage(stderr);
 		return 2;
@@ -189,7 +312,14 @@ int main(int argc, char **argv)
 	if (!strcmp(op, "put") && verify)
 		bulk_fill(seed, buf, size);
 	t0 = now();
-	for (long i = 0; secs > 0 ? now() - t0 < secs : i < calls; i++) {
+	if (inflight > 1) {
+		done = run_inflight(cl, op, size, inflight, calls, secs, seed, verify, no_rbuf, &bad);
+		if (done < 0)
+			return 1;
+		calls = 0; /* the loop below does nothing more */
+		secs = 0;
+	}
+	for (long i = 0; inflight == 1 && (secs > 0 ? now() - t0 < secs : i < calls); i++) {
 		enum clnt_stat st;
 
 		if (!strcmp(op, "null")) {
@@ -269,13 +399,14 @@ int main(int argc, char **argv)
 		if (clnt_control(cl, CLGET_RDMA_INFO, (char *)&ri))
 			printf("bulk_client: rdma: inline send %u recv %u, credits %u, remote invalidation %s, "
 			       "peer RFC 8797 data %s; %llu calls, %llu replies, %llu RDMA_ERROR; octets by "
-			       "Read chunk %llu, Write chunk %llu, Reply chunk %llu; %llu Reply chunks offered\n",
+			       "Read chunk %llu, Write chunk %llu, Reply chunk %llu; %llu Reply chunks offered; "
+			       "at most %u calls in flight\n",
 			       ri.inline_send, ri.inline_recv, ri.credits, ri.remote_inv ? "on" : "off",
 			       ri.peer_pd ? "yes" : "no", (unsigned long long)ri.calls,
 			       (unsigned long long)ri.replies, (unsigned long long)ri.rdma_errors,
 			       (unsigned long long)ri.read_chunk_octets, (unsigned long long)ri.write_chunk_octets,
 			       (unsigned long long)ri.reply_chunk_octets,
-			       (unsigned long long)ri.reply_chunks_offered);
+			       (unsigned long long)ri.reply_chunks_offered, ri.max_outstanding);
 	}
 	clnt_destroy(cl);
 	free(buf);

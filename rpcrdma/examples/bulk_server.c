@@ -127,6 +127,8 @@ static void usage(FILE *f)
 		"  --tcp PORT    listen for ONC RPC over TCP (record marking)\n"
 		"  --rdma PORT   listen for RPC-over-RDMA version 1 (RFC 8166) over uiwarp\n"
 		"  -a ADDR       address to listen on (default 0.0.0.0)\n"
+		"  --credits N   RDMA: credits granted per connection (receives posted;\n"
+		"                default 32, at most 128)\n"
 		"  --poll-us N   RDMA: after a reply, look for the next call N microseconds\n"
 		"                before sleeping (default 50; -1: never)\n"
 		"  -q            no per-connection messages\n",
@@ -166,6 +168,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = { { "tcp", required_argument, NULL, 't' },
 					    { "rdma", required_argument, NULL, 'r' },
 					    { "poll-us", required_argument, NULL, 'P' },
+					    { "credits", required_argument, NULL, 'C' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *addr = "0.0.0.0";
@@ -178,6 +181,7 @@ int main(int argc, char **argv)
 		case 'r': rdma_port = atoi(optarg); break;
 		case 'a': addr = optarg; break;
 		case 'P': so.poll_us = atoi(optarg); break;
+		case 'C': so.credits = (uint32_t)atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

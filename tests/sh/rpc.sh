@@ -12,6 +12,8 @@
 #   GET with a result buffer    Write chunk, Short reply
 #   GET --no-result-buf         Long reply (Reply chunk, RDMA_NOMSG)
 #   --inline 1024               the RFC 8166 minimum both ways
+#   --inflight N                several calls in flight on one CLIENT, and
+#                               against a server granting 4 credits
 # and checks that RDMA and TCP give the same results, that the chunk
 # counters of --info moved what they should, and that a call larger than the
 # client's reply buffer fails cleanly.  Exit 0 pass, 1 fail.  Every process
@@ -166,6 +168,38 @@ case $INFO in
 	pass "RFC 8797: 4 KiB both ways, 32 credits, remote invalidation" ;;
 *) fail "negotiation: $INFO" ;;
 esac
+
+# several calls in flight on one CLIENT (clnt_rdma_call_start/_wait): up to
+# the credits granted, never more; against a server granting 4, 16 wanted
+info inflight-8 -o put -s 65536 -n 60 --inflight 8 --verify
+case $INFO in
+*"60 calls, 60 replies, "*"at most 8 calls in flight"*) pass "8 calls in flight on one connection (PUT, verified)" ;;
+*) fail "inflight-8: $INFO" ;;
+esac
+"$SRV" --rdma 0 --credits 4 -a 127.0.0.1 >"$TMP/srv4.log" 2>&1 &
+PIDS="$PIDS $!"
+n=0
+RP4=
+while [ $n -lt $((T * 10)) ] && [ -z "$RP4" ]; do
+	RP4=$(sed -n 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$TMP/srv4.log")
+	sleep 0.1
+	n=$((n + 1))
+done
+if [ -z "$RP4" ]; then
+	fail "bulk_server --credits 4 did not start: $(cat "$TMP/srv4.log")"
+else
+	if timeout "$T" "$CLI" -q --rdma -p "$RP4" --info -o get -s 65536 -n 200 --inflight 16 --verify \
+		127.0.0.1 >"$TMP/credits4.log" 2>&1; then
+		INFO=$(grep 'inline send' "$TMP/credits4.log")
+		case $INFO in
+		*"credits 4,"*"200 calls, 200 replies, "*"at most 4 calls in flight"*)
+			pass "credits exhausted and refilled: 200 GETs, 16 wanted in flight, never more than the 4 granted" ;;
+		*) fail "credits-4: $INFO" ;;
+		esac
+	else
+		fail "credits-4 (exit $?): $(tail -n 2 "$TMP/credits4.log" | tr '\n' ' ')"
+	fi
+fi
 
 # a hostile requester: malformed headers answered as RFC 8166 §4.5 says
 RAW=${UIW_TESTBIN:-$(dirname "${UIW_BIN:-build/bin}")/tests}/rpc_raw
