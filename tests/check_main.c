@@ -26,8 +26,8 @@ int main(void)
 	srunner_add_suite(sr, verbs_api_suite());
 	srunner_add_suite(sr, rpcrdma_hdr_suite());
 	srunner_add_suite(sr, replay_suite());
-	srunner_add_suite(sr, rpcrdma_xprt_suite());
 	srunner_add_suite(sr, rpc_suite());
+	srunner_add_suite(sr, rpc_clnt_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

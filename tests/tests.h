@@ -18,8 +18,8 @@ Suite *verbs_proc_suite(void);
 Suite *verbs_api_suite(void);
 Suite *rpcrdma_hdr_suite(void);
 Suite *replay_suite(void);
-Suite *rpcrdma_xprt_suite(void);
 Suite *rpc_suite(void);
+Suite *rpc_clnt_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from

@@ -15,8 +15,11 @@
  * data lands in place by Write chunk; WRITE data is an ordinary opaque the
  * RDMA layer moves by Read chunk.
  *
- * Calls in flight: libtirpc's CLIENT is synchronous, so --inflight N opens N
- * CLIENTs (N connections) driven by N threads that take the file's chunks in
+ * Calls in flight: over RDMA --inflight N keeps N READs or WRITEs in flight
+ * on the one CLIENT (clnt_rdma_call_start/_wait), up to the server's
+ * credits, from one thread.  Over TCP libtirpc's CLIENT is synchronous, so
+ * --inflight N opens N CLIENTs (N connections) driven by N threads that
+ * take the file's chunks in
  * order from a shared offset.  The SHA-256 of the data as transferred is
  * computed in file order: a thread whose chunk is ahead waits for the ones
  * before it to be hashed (see docs/uiw-nfscp.md).
@@ -212,7 +215,8 @@ static void usage(FILE *f)
 		"  -r, --rsize N     largest READ (K/M suffixes; default 256K, at most 1M; also\n"
 		"                    capped by the server's FSINFO rtmax)\n"
 		"  -w, --wsize N     largest WRITE (default 256K, at most 1M; capped by wtmax)\n"
-		"  -n, --inflight N  calls in flight: N connections driven by N threads\n"
+		"  -n, --inflight N  calls in flight: over RDMA on one connection (up to the\n"
+		"                    server's credits), over TCP N connections and threads\n"
 		"                    (default 1, at most %d)\n"
 		"  --no-verify       upload: do not read the file back\n"
 		"  --list            list a directory with READDIRPLUS: type, size, fileid and\n"
@@ -766,6 +770,200 @@ out:
 	return NULL;
 }
 
+/* ---- over RDMA: g.inflight calls in flight on one CLIENT */
+
+struct flight {
+	uint32_t tag;
+	uint64_t off;
+	uint32_t len;
+	char *buf;
+	struct read_res rr;
+	WRITE3args wa;
+	WRITE3res wr;
+};
+
+/* a WRITE's reply checked as write_range() does; the octets taken, or -1 */
+static long write_taken(uint64_t off, uint32_t len, WRITE3res *r)
+{
+	int bad = 0;
+
+	if (r->status != NFS3_OK) {
+		fail("WRITE at %llu: %s", (unsigned long long)off, nfsstat_name(r->status));
+		return -1;
+	}
+	pthread_mutex_lock(&g.lock);
+	if (!g.have_verf) {
+		memcpy(g.verf, r->WRITE3res_u.resok.verf, sizeof(g.verf));
+		g.have_verf = 1;
+	} else if (memcmp(g.verf, r->WRITE3res_u.resok.verf, sizeof(g.verf))) {
+		bad = 1;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (bad) {
+		fail("WRITE at %llu: the write verifier changed (the server restarted?): "
+		     "unstable data may be lost",
+		     (unsigned long long)off);
+		return -1;
+	}
+	if (!r->WRITE3res_u.resok.count || r->WRITE3res_u.resok.count > len) {
+		fail("WRITE at %llu: the server took %u octets of %u", (unsigned long long)off,
+		     r->WRITE3res_u.resok.count, len);
+		return -1;
+	}
+	return (long)r->WRITE3res_u.resok.count;
+}
+
+/* start the READ or WRITE of flight @f; 0 or -1 (fail() called) */
+static int flight_start(CLIENT *cl, struct flight *f)
+{
+	enum clnt_stat st;
+
+	if (g.dir == UPLOAD) {
+		ssize_t n;
+
+		for (uint32_t k = 0; k < f->len; k += (uint32_t)n) {
+			n = pread(g.fd, f->buf + k, f->len - k, (off_t)(f->off + k));
+			if (n <= 0) {
+				fail("reading the local file at %llu: %s", (unsigned long long)(f->off + k),
+				     n ? strerror(errno) : "it shrank");
+				return -1;
+			}
+		}
+		f->wa = (WRITE3args){g.fh, f->off, f->len, UNSTABLE, {f->len, f->buf}};
+		memset(&f->wr, 0, sizeof(f->wr));
+		st = clnt_rdma_call_start(cl, NFSPROC3_WRITE, (xdrproc_t)xdr_WRITE3args, (caddr_t)&f->wa,
+					  (xdrproc_t)xdr_WRITE3res, (caddr_t)&f->wr, NULL, g.tmo, &f->tag);
+	} else {
+		READ3args a = {g.fh, f->off, f->len};
+		struct rpc_rdma_buf rb = {f->buf, f->len};
+
+		f->rr = (struct read_res){.data = f->buf, .cap = f->len};
+		st = clnt_rdma_call_start(cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, (caddr_t)&a,
+					  (xdrproc_t)xdr_read_res, (caddr_t)&f->rr, g.no_rbuf ? NULL : &rb,
+					  g.tmo, &f->tag);
+	}
+	if (st != RPC_SUCCESS) {
+		fail("%s at %llu: %s", g.dir == UPLOAD ? "WRITE" : "READ", (unsigned long long)f->off,
+		     clnt_sperror(cl, "RPC"));
+		return -1;
+	}
+	return 0;
+}
+
+/* the end of flight @f (the oldest): checked, the rest of a short transfer
+ * done synchronously, written locally, hashed; 0 or -1 */
+static int flight_end(CLIENT *cl, struct flight *f)
+{
+	enum clnt_stat st = clnt_rdma_call_wait(cl, f->tag);
+	uint32_t got;
+
+	if (st != RPC_SUCCESS) {
+		fail("%s at %llu: %s", g.dir == UPLOAD ? "WRITE" : "READ", (unsigned long long)f->off,
+		     clnt_sperror(cl, "RPC"));
+		if (g.dir == UPLOAD)
+			xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&f->wr);
+		return -1;
+	}
+	if (g.dir == UPLOAD) {
+		long k = write_taken(f->off, f->len, &f->wr);
+
+		xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&f->wr);
+		if (k < 0)
+			return -1;
+		got = (uint32_t)k;
+		if (got < f->len && write_range(cl, f->off + got, f->buf + got, f->len - got))
+			return -1;
+	} else {
+		if (f->rr.status != NFS3_OK) {
+			fail("READ at %llu: %s", (unsigned long long)f->off, nfsstat_name(f->rr.status));
+			return -1;
+		}
+		if (f->rr.data != f->buf) {
+			fail("READ at %llu: data decoded out of place", (unsigned long long)f->off);
+			return -1;
+		}
+		if (!f->rr.len) {
+			fail("READ at %llu: %s (the file shrank?)", (unsigned long long)f->off,
+			     f->rr.eof ? "end of file" : "no data and no EOF");
+			return -1;
+		}
+		got = f->rr.len;
+		if (got < f->len && read_range(cl, f->off + got, f->buf + got, f->len - got))
+			return -1;
+		if (g.dir == DOWNLOAD) {
+			ssize_t n;
+
+			for (uint32_t k = 0; k < f->len; k += (uint32_t)n) {
+				n = pwrite(g.fd, f->buf + k, f->len - k, (off_t)(f->off + k));
+				if (n <= 0) {
+					fail("writing the local file at %llu: %s",
+					     (unsigned long long)(f->off + k), strerror(errno));
+					return -1;
+				}
+			}
+		}
+	}
+	if (ordered_hash(f->off, f->buf, f->len))
+		return -1;
+	atomic_fetch_add(&g.done, f->len);
+	maybe_progress();
+	return 0;
+}
+
+/*
+ * worker_rdma() - the transfer over RDMA: g.inflight READs or WRITEs in
+ * flight on the main CLIENT (clnt_rdma_call_start/_wait), from this one
+ * thread, up to the credits the server grants; they end in file order.
+ */
+static void worker_rdma(void)
+{
+	struct flight f[MAX_INFLIGHT];
+	CLIENT *cl = g.cl[0];
+	int n = g.inflight, head = 0, inq = 0, failed = 0;
+
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < n; i++) {
+		f[i].buf = malloc(g.chunk);
+		if (!f[i].buf) {
+			fail("out of memory");
+			failed = 1;
+		}
+	}
+	while (!failed && !atomic_load(&g.stop)) {
+		while (inq < n && atomic_load(&g.next_off) < g.size) {
+			struct flight *x = &f[(head + inq) % n];
+			uint64_t off = atomic_fetch_add(&g.next_off, g.chunk);
+
+			x->off = off;
+			x->len = (uint32_t)(g.size - off < g.chunk ? g.size - off : g.chunk);
+			if (flight_start(cl, x)) {
+				failed = 1;
+				break;
+			}
+			inq++;
+		}
+		if (!inq || failed)
+			break;
+		if (flight_end(cl, &f[head]))
+			failed = 1;
+		head = (head + 1) % n;
+		inq--;
+	}
+	/* calls still in flight name our buffers: end them before freeing */
+	for (; inq > 0; inq--, head = (head + 1) % n) {
+		clnt_rdma_call_wait(cl, f[head].tag);
+		if (g.dir == UPLOAD)
+			xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&f[head].wr);
+	}
+	for (int i = 0; i < n; i++)
+		free(f[i].buf);
+	pthread_mutex_lock(&g.lock);
+	if (atomic_fetch_sub(&g.running, 1) == 1)
+		g.t_end = now();
+	pthread_cond_broadcast(&g.cond);
+	pthread_mutex_unlock(&g.lock);
+}
+
 static void progress(const char *what, double dt, int final)
 {
 	uint64_t d = atomic_load(&g.done);
@@ -798,7 +996,7 @@ static double transfer(enum dir dir, unsigned char *sum)
 	static const char *const what[] = {"download", "upload", "verify"};
 	pthread_t th[MAX_INFLIGHT];
 	double t0, dt;
-	int n = g.inflight;
+	int n = g.rdma ? 1 : g.inflight; /* RDMA: one thread, calls in flight */
 	unsigned int sl;
 
 	g.dir = dir;
@@ -827,7 +1025,10 @@ static double transfer(enum dir dir, unsigned char *sum)
 		}
 	}
 	/* worker 0 in this thread, with the main CLIENT */
-	worker((void *)0L);
+	if (g.rdma)
+		worker_rdma();
+	else
+		worker((void *)0L);
 	for (int i = 1; i < n; i++)
 		pthread_join(th[i], NULL);
 	dt = g.t_end - t0;
@@ -1204,9 +1405,10 @@ int main(int argc, char **argv)
 	ncl = 1;
 	cl = g.cl[0];
 	if (!g.quiet)
-		fprintf(stderr, PROG ": NFSv3 over %s to %s port %d, %d connection%s\n",
+		fprintf(stderr, PROG ": NFSv3 over %s to %s port %d, %d %s\n",
 			g.rdma ? "RPC-over-RDMA" : "TCP", g.host, g.port, g.inflight,
-			g.inflight > 1 ? "s" : "");
+			g.rdma ? "calls in flight on one connection"
+			       : g.inflight > 1 ? "connections" : "connection");
 	s = nfs_fsinfo(cl, &g.fh, &fsi);
 	if (s) {
 		if (s > 0)
@@ -1416,15 +1618,15 @@ info:
 			printf(PROG
 			       ": rdma: inline send %u recv %u, credits %u, remote invalidation "
 			       "%s, peer RFC 8797 data %s; octets by Read chunk %llu, Write chunk "
-			       "%llu, Reply chunk %llu; %llu calls, %llu Reply chunks offered "
-			       "(first connection)\n",
+			       "%llu, Reply chunk %llu; %llu calls, %llu Reply chunks offered; "
+			       "at most %u calls in flight\n",
 			       ri.inline_send, ri.inline_recv, ri.credits,
 			       ri.remote_inv ? "on" : "off", ri.peer_pd ? "yes" : "no",
 			       (unsigned long long)ri.read_chunk_octets,
 			       (unsigned long long)ri.write_chunk_octets,
 			       (unsigned long long)ri.reply_chunk_octets,
 			       (unsigned long long)ri.calls,
-			       (unsigned long long)ri.reply_chunks_offered);
+			       (unsigned long long)ri.reply_chunks_offered, ri.max_outstanding);
 	}
 out:
 	if (mcl) {

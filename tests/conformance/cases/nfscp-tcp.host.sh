@@ -107,6 +107,10 @@ host_run() {
 		elif [ "$NFSCP_TRANSPORT" = rdma ] && [ "$n" = 1 ] &&
 			[ "$(chunk_octets "$OUT/download-1.log" Write)" -lt $((64 << 20)) ]; then
 			why="download over RDMA: READ data did not come by Write chunk: $(grep 'rdma:' "$OUT/download-1.log")"
+		elif [ "$NFSCP_TRANSPORT" = rdma ] && [ "$n" = 4 ] &&
+			! grep -q 'at most 4 calls in flight' "$OUT/download-4.log"; then
+			# --inflight 4 over RDMA: 4 calls in flight on one connection
+			why="download over RDMA: no calls in flight at once: $(grep 'rdma:' "$OUT/download-4.log")"
 		elif [ "$NFSCP_TRANSPORT" = rdma ] && [ "$n" = 1 ] &&
 			[ "$(chunk_octets "$OUT/download-1.log" Reply)" != 0 ]; then
 			# READs offer no Reply chunk (CLSET_RDMA_REPLY_MAX): nfsd
