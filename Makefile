@@ -25,7 +25,8 @@ endif
 comma := ,
 
 DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
-                clang libclang-rt-14-dev clang-format iproute2 iptables libtirpc-dev rpcsvc-proto
+                clang libclang-rt-14-dev clang-format iproute2 iptables libtirpc-dev rpcsvc-proto \
+                valgrind
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
 

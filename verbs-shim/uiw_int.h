@@ -154,6 +154,7 @@ struct uiw_cm_id {
 	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
 	uint64_t linger_until;	/* after SHUT_WR: stop waiting for the peer's FIN */
 	struct iovec rx_iov[UIW_RX_IOV];
+	int rx_niov; /* entries of @rx_iov in the read in flight */
 	struct iovec tx_iov[UIW_TX_IOV];
 	struct msghdr tx_msg;
 	uint8_t discard[2048];

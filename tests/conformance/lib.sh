@@ -233,6 +233,17 @@ rpcordma_check() {
 	[ -z "$RPCORDMA_WHY" ]
 }
 
+# host_end WHY: tell the guest the host side is done ($CASE.hostdone) and
+# record PASS (WHY empty) or FAIL: WHY
+host_end() {
+	hsig "$CASE.hostdone" 0
+	if [ -z "$1" ]; then
+		host_pass
+	else
+		host_fail "$1"
+	fi
+}
+
 # the verdict of host_check (run after the VM powered off)
 _check_result() {
 	echo "$*" >"$OUT/check.result"

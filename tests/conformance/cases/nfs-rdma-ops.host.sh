@@ -101,12 +101,7 @@ host_run() {
 		fi
 	fi
 	rm -f "$OUT/small"
-	hsig "$CASE.hostdone" 0
-	if [ -z "$why" ]; then
-		host_pass
-	else
-		host_fail "$why"
-	fi
+	host_end "$why"
 }
 
 host_check() {

@@ -25,12 +25,7 @@ host_run() {
 	elif ! grep -q '^export /export' "$OUT/mount-export.log"; then
 		why="MOUNT EXPORT does not list /export: $(tr '\n' ' ' <"$OUT/mount-export.log")"
 	fi
-	hsig "$CASE.hostdone" 0
-	if [ -z "$why" ]; then
-		host_pass
-	else
-		host_fail "$why"
-	fi
+	host_end "$why"
 }
 
 host_check() {

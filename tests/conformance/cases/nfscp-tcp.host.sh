@@ -143,12 +143,7 @@ host_run() {
 	# connections and odd sizes, a directory as target on either side, and
 	# the progress bar on a terminal
 	[ -n "$why" ] || why=$(nfscp_more "$up")
-	hsig "$CASE.hostdone" 0
-	if [ -z "$why" ]; then
-		host_pass
-	else
-		host_fail "$why"
-	fi
+	host_end "$why"
 }
 
 host_check() {

@@ -37,12 +37,7 @@ host_run() {
 			why="NFS over RDMA, every version: $(tr '\n' ' ' <"$OUT/nfs-all.log")"
 		fi
 	fi
-	hsig "$CASE.hostdone" 0
-	if [ -z "$why" ]; then
-		host_pass
-	else
-		host_fail "$why"
-	fi
+	host_end "$why"
 }
 
 host_check() {

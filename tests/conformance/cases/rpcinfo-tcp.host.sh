@@ -43,12 +43,7 @@ host_run() {
 		! grep -q 'program not registered' "$OUT/unreg.log"; then
 		why="an unknown program did not give 'program not registered': $(tr '\n' ' ' <"$OUT/unreg.log")"
 	fi
-	hsig "$CASE.hostdone" 0
-	if [ -z "$why" ]; then
-		host_pass
-	else
-		host_fail "$why"
-	fi
+	host_end "$why"
 }
 
 host_check() {
