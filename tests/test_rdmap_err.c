@@ -1694,6 +1694,63 @@ END_TEST
 /* STags 0 and 1 are never handed out (ddp_mem_init's rule: siw's RTR uses
  * 1), through registration or revalidation, even in the slot whose index
  * is 0. */
+/* Issue 8 §6: STag indexes start at a random value per table, keys rotate
+ * on every re-registration and revalidation, and a deregistered or
+ * invalidated STag is refused (ddp_mr_lookup() finds nothing valid; the
+ * injection cases "write: invalidated STag" / "stale STag of a reused
+ * slot" show the TERMINATE a peer gets for one) */
+START_TEST(stag_hygiene)
+{
+	static uint8_t mem[64];
+	struct ddp_mem m;
+	struct ddp_pd pd;
+	struct ddp_mr *mr, *again;
+	uint32_t bases[8], s0, s1;
+	int differ = 0;
+
+	/* eight tables: the start indexes are not all the same (a fixed
+	 * start would fail this always; a random one fails with p = 2^-168) */
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(ddp_mem_init(&m, 16), 0);
+		bases[i] = m.base;
+		ddp_mem_destroy(&m);
+		differ |= bases[i] != bases[0];
+	}
+	ck_assert_msg(differ, "every STag table started at index %u", bases[0]);
+
+	ck_assert_int_eq(ddp_mem_init(&m, 1), 0); /* one slot: re-registration reuses it */
+	ddp_pd_init(&m, &pd);
+	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &mr), 0);
+	s0 = mr->stag;
+	ck_assert_ptr_eq(ddp_mr_lookup(&m, s0), mr);
+	ddp_mr_dereg(&m, mr);
+	ck_assert_ptr_null(ddp_mr_lookup(&m, s0)); /* deregistered: refused */
+	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &again), 0);
+	s1 = again->stag;
+	ck_assert_uint_eq(s1 >> 8, s0 >> 8);	/* the same index ... */
+	ck_assert_uint_ne(s1 & 0xff, s0 & 0xff); /* ... with a new key */
+	/* the old STag stays refused, as a peer's Write would find it */
+	ck_assert_ptr_null(ddp_mr_lookup(&m, s0));
+	ck_assert_int_eq(ddp_stag_check(&m, s0, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
+			 DDP_STAG_INVALID);
+	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
+			 DDP_STAG_OK);
+	/* invalidated: refused until revalidated, which rotates the key */
+	ck_assert_int_eq(ddp_stag_invalidate(&m, s1, &pd), 0);
+	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
+			 DDP_STAG_INVALID);
+	ck_assert_int_eq(ddp_mr_revalidate(&m, again), 0);
+	ck_assert_uint_ne(again->stag, s1);
+	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
+			 DDP_STAG_INVALID);
+	ck_assert_int_eq(ddp_stag_check(&m, again->stag, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1,
+					NULL),
+			 DDP_STAG_OK);
+	ddp_mr_dereg(&m, again);
+	ddp_mem_destroy(&m);
+}
+END_TEST
+
 START_TEST(stag_never_0_or_1)
 {
 	static uint8_t mem[64];
@@ -1749,6 +1806,7 @@ Suite *rdmap_err_suite(void)
 	tcase_add_test(unit, stag_check_order);
 	tcase_add_test(unit, mr_reg_refusals);
 	tcase_add_test(unit, stag_never_0_or_1);
+	tcase_add_test(unit, stag_hygiene);
 	suite_add_tcase(s, unit);
 	return s;
 }
