@@ -515,8 +515,12 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 		fx.x_op = XDR_FREE;
 		xdr_opaque_auth(&fx, &msg.acpted_rply.ar_verf);
 	}
-	slot_end(c, sl, sl->err.re_status, 0);
-	sl->err.re_status = sl->stat;
+	/* the call ends with the status and details the reply gave (a
+	 * PROG_MISMATCH's version range, an auth error's reason) */
+	sl->done = 1;
+	if (c->outstanding)
+		c->outstanding--;
+	sl->stat = sl->err.re_status;
 }
 
 /* take completions; with @wait, when there are none, poll for poll_us and

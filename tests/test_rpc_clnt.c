@@ -211,6 +211,29 @@ static void hs_call(struct hostile *hs, unsigned i, uint32_t len)
 		hs_reply(hs, h.xid, h.xid, arg + 1, 0, 0, 0);
 		break;
 	}
+	case 10: { /* PROG_MISMATCH 2..5 */
+		uint8_t *p = hs_slot(hs);
+		struct rpcrdma_hdr r;
+		ssize_t n;
+
+		memset(&r, 0, sizeof(r));
+		r.xid = h.xid;
+		r.vers = 1;
+		r.credits = HS_CREDITS;
+		r.proc = RPCRDMA_MSG;
+		n = rpcrdma_hdr_encode(p, HS_RXSZ, &r, 0);
+		ck_assert_int_gt(n, 0);
+		put32(p + n, h.xid);
+		put32(p + n + 4, 1);  /* REPLY */
+		put32(p + n + 8, 0);  /* MSG_ACCEPTED */
+		put32(p + n + 12, 0); /* verifier AUTH_NONE */
+		put32(p + n + 16, 0);
+		put32(p + n + 20, 2); /* PROG_MISMATCH */
+		put32(p + n + 24, 2); /* low */
+		put32(p + n + 28, 5); /* high */
+		hs_send(hs, (size_t)n + 32);
+		break;
+	}
 	case 9:
 		ck_assert_int_lt(hs->nheld, 4);
 		hs->held_xid[hs->nheld] = h.xid;
@@ -378,6 +401,17 @@ START_TEST(test_rpc_clnt_hostile_server)
 	ck_assert_int_eq(call(cl, 8, 3, &res), RPC_SUCCESS);
 	ck_assert_uint_eq(res, 4);
 	ck_assert_int_eq(hs.conns, 1);
+	/* a PROG_MISMATCH reply: the status and the range (what rpcinfo
+	 * uses to list the versions) */
+	{
+		struct rpc_err e;
+
+		ck_assert_int_eq(call(cl, 10, 0, &res), RPC_PROGVERSMISMATCH);
+		clnt_geterr(cl, &e);
+		ck_assert_int_eq(e.re_status, RPC_PROGVERSMISMATCH);
+		ck_assert_uint_eq(e.re_vers.low, 2);
+		ck_assert_uint_eq(e.re_vers.high, 5);
+	}
 	/* RDMA_ERROR and a body that is no RPC reply: the call fails, the
 	 * connection stays */
 	ck_assert_int_eq(call(cl, 4, 0, &res), RPC_CANTDECODERES);
