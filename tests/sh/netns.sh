@@ -10,7 +10,12 @@
 #   2. a short run with one octet corrupted on purpose (--inject-error): the
 #      checker must catch it, or the other runs prove nothing;
 #   3. 1 GiB again while iptables drops 1% of the packets the server's
-#      namespace receives: TCP recovers, nothing is corrupted.
+#      namespace receives: TCP recovers, nothing is corrupted;
+#   4. 64 MiB with 10% dropped: slow, nothing lost or corrupted;
+#   5. 2 GiB with the client's link down for 10 s once 10% is written:
+#      TCP waits it out, every octet verified;
+#   6. the server killed with SIGKILL once 10% of 4 GiB is written: the
+#      client fails (its QP in error) within 5 s.
 # Under sanitizer builds (UIW_SAN set) runs 1 and 3 move 256 MiB.
 #
 # Environment: UIW_TESTBIN (directory of uiw_xfer, default build/tests),
@@ -200,10 +205,16 @@ xfer() {
 		cat "$srv_err" >&2
 		fail "$name: the server did not report its port within 10 s"
 	fi
-	ip netns exec "$ns_c" timeout -k 5 60 "$bin" -c "$addr_s" -p "$port" -b "$bytes" "$@" \
+	ip netns exec "$ns_c" timeout -k 5 90 "$bin" -c "$addr_s" -p "$port" -b "$bytes" "$@" \
 		>"$cli_out" 2>"$cli_err" &
 	cpid=$!
 	pids="$pids $cpid"
+	[ -n "${xfer_bg:-}" ] && return 0
+	xfer_wait
+}
+
+# xfer_wait: the end of a transfer started with xfer_bg=1 xfer ...
+xfer_wait() {
 	wait "$cpid"
 	xfer_cli_rc=$?
 	wait "$spid"
@@ -211,6 +222,11 @@ xfer() {
 	pids=
 	t1=$(date +%s.%N)
 	xfer_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# progress_of NAME: the percentage the client last reported (0 before any)
+progress_of() {
+	sed -n 's/.* \([0-9][0-9]*\)%.*/\1/p' "$tmp/$1.cli.err" | tail -n 1 | grep . || echo 0
 }
 
 show_logs() {
@@ -284,5 +300,57 @@ case "$dropped" in
 esac
 say "1% drop: iptables dropped $dropped; the client's TCP retransmitted" \
 	"$((${r1:-0} - ${r0:-0})) segments"
+# shellcheck disable=SC2086
+timeout 10 ip netns exec "$ns_s" "$ipt" -w 5 -D $drop_rule
+
+# 4. 10% of the packets dropped: slow, but nothing lost or corrupted
+drop10="INPUT -m statistic --mode random --probability 0.10 -j DROP"
+# shellcheck disable=SC2086
+timeout 10 ip netns exec "$ns_s" "$ipt" -w 5 -A $drop10 || fail "$ipt could not add the 10% rule"
+xfer drop10 64M --seed $((seed + 3)) -m 256K
+# shellcheck disable=SC2086
+timeout 10 ip netns exec "$ns_s" "$ipt" -w 5 -D $drop10
+check_ok drop10 64M "10% drop"
+
+# 5. the link down for 10 s in the middle of a transfer, then up again:
+# TCP waits it out; the transfer completes, every octet verified
+xfer_bg=1 xfer linkdown 2G --seed $((seed + 4)) -t 40
+i=0
+while [ "$(progress_of linkdown)" -lt 10 ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+at=$(progress_of linkdown)
+timeout 10 ip -n "$ns_c" link set "$if_c" down || fail "cannot take the link down"
+sleep 10
+timeout 10 ip -n "$ns_c" link set "$if_c" up || fail "cannot bring the link up"
+xfer_wait
+check_ok linkdown 2G "link down for 10 s at ${at}%"
+
+# 6. the server killed (SIGKILL) in the middle of a transfer: the client's
+# connection is lost, its QP goes to error and it gives up within 5 s
+xfer_bg=1 xfer kill 4G --seed $((seed + 5))
+i=0
+while [ "$(progress_of kill)" -lt 10 ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+at=$(progress_of kill)
+for p in $(timeout 10 ip netns pids "$ns_s"); do
+	kill -KILL "$p" 2>/dev/null
+done
+tk=$(date +%s.%N)
+wait "$cpid"
+xfer_cli_rc=$?
+tc=$(date +%s.%N)
+wait "$spid" 2>/dev/null
+pids=
+secs=$(awk -v a="$tk" -v b="$tc" 'BEGIN { printf "%.1f", b - a }')
+if [ "$xfer_cli_rc" = 0 ] || [ "$xfer_cli_rc" = 124 ] ||
+	[ "$(awk -v s="$secs" 'BEGIN { print (s <= 5.0) }')" != 1 ]; then
+	show_logs kill
+	fail "server killed at ${at}%: the client exited $xfer_cli_rc after $secs s (want an error within 5 s)"
+fi
+say "server killed at ${at}%: the client failed in $secs s: $(grep -v '%' "$tmp/kill.cli.err" | tail -n 1)"
 say "PASS"
 exit 0
