@@ -26,7 +26,7 @@ comma := ,
 
 DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
                 clang libclang-rt-14-dev clang-format iproute2 iptables libtirpc-dev rpcsvc-proto \
-                valgrind
+                valgrind python3
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
 

@@ -347,11 +347,16 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		if (res < 0 || id->destroying) {
 			if (res >= 0)
 				close(res);
+			else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM)
+				/* out of fds or memory: the connection stays in
+				 * the backlog; retry later, do not spin */
+				id->accept_after = engine_now_ns() + UIW_ACCEPT_BACKOFF_NS;
 			return;
 		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(res);
+			id->accept_after = engine_now_ns() + UIW_ACCEPT_BACKOFF_NS;
 			return;
 		}
 		id_init_ops(c);
@@ -450,6 +455,23 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 				pthread_cond_broadcast(&ctx->cond);
 			}
 			return 0;
+		}
+		if (!id->misc_busy && id->accept_after > now) {
+			if (id->accept_after < *deadline)
+				*deadline = id->accept_after;
+			return 0;
+		}
+		if (!id->misc_busy) {
+			unsigned pending = 0;
+
+			for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+				pending += c->listener == id && c->state == UIW_ID_MPA;
+			if (pending >= UIW_HS_PENDING_MAX) {
+				/* handshakes end (or time out): look again soon */
+				if (now + 10000000ull < *deadline)
+					*deadline = now + 10000000ull;
+				return 0;
+			}
 		}
 		if (!id->misc_busy && (sqe = get_sqe(ctx))) {
 			io_uring_prep_accept(sqe, id->fd, NULL, NULL, SOCK_CLOEXEC);

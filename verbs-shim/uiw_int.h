@@ -129,6 +129,7 @@ struct uiw_cm_id {
 	struct uiw_cm_id *next;
 	struct uiw_cm_id *listener;
 	enum uiw_id_state state;
+	uint64_t accept_after; /* listener: no accept before (engine_now_ns) */
 	int fd;
 	uint16_t port;
 	struct sockaddr_storage addr;
@@ -177,6 +178,16 @@ void engine_wake(struct uiw_context *ctx);
 int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);
+
+/* A listener keeps at most this many connections in the MPA handshake
+ * (accepted by TCP, not yet handed to the application); beyond it,
+ * connections wait in the kernel's backlog.  Bounds the fds and memory a
+ * flood of connections that never finish the handshake can take (each is
+ * dropped after the handshake timeout anyway). */
+#define UIW_HS_PENDING_MAX 256
+/* after accept() failed for want of fds or memory, retry this much later
+ * instead of at once (which would spin) */
+#define UIW_ACCEPT_BACKOFF_NS (100 * 1000000ull)
 int engine_wait(struct uiw_context *ctx, const struct timespec *dl);
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev);
 extern const struct rdmap_ops verbs_qp_ops;

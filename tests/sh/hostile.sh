@@ -1,0 +1,196 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# A hostile TCP peer against a uiwarp MPA listener (uiw-ping -s -P, on
+# 127.0.0.1), with tests/progs/mpa_hostile.py:
+#   1. malformed MPA Requests: a wrong key, PD_Length 513, revision 3 -> the
+#      connection is closed at once, no accepting Reply; half a Request and
+#      silence (slowloris) -> closed by the handshake timeout (10 s);
+#   2. a flood of 1000 connection attempts, every other one sending half a
+#      Request, held 8 s, while an established uiw-ping connection keeps
+#      pinging: that connection is unaffected (every ping validated), the
+#      listener holds at most UIW_HS_PENDING_MAX (256) handshakes (fds
+#      bounded), its CPU time stays small and its memory bounded; once the
+#      flood is gone a new client gets in;
+#   3. a flood against a listener limited to 32 descriptors (ulimit
+#      -n): accept() fails with EMFILE, the listener backs off instead of
+#      spinning (CPU time small), and serves again afterwards.
+# Exit 0 pass, 77 skip, anything else fail.  Every process started here is
+# killed and reaped on exit; every wait is bounded.  Env: UIW_BIN, UIW_SAN.
+
+set -u
+
+BIN=${UIW_BIN:-build/bin}/uiw-ping
+HOSTILE=$(dirname "$0")/../progs/mpa_hostile.py
+if [ ! -x "$BIN" ]; then
+	echo "hostile.sh: $BIN is not built"
+	exit 1
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "hostile.sh: skipped: python3 is not installed"
+	exit 77
+fi
+if [ -n "${UIW_SAN:-}" ]; then T=60; else T=30; fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-hostile-test.XXXXXX") || exit 1
+PIDS=""
+FAILS=0
+cleanup() {
+	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+	for p in $PIDS; do
+		n=0
+		while kill -0 "$p" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+fail() { echo "hostile.sh: FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "hostile.sh: ok: $*"; }
+
+# server NAME [ULIMIT]: a persistent uiw-ping server; sets SPID and PORT
+server() {
+	if [ -n "${2:-}" ]; then
+		sh -c "ulimit -n $2 && exec \"$BIN\" -s -P -V -a 127.0.0.1 -p 0" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+	else
+		"$BIN" -s -P -V -a 127.0.0.1 -p 0 >"$TMP/$1.out" 2>"$TMP/$1.err" &
+	fi
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	PORT=
+	n=0
+	while [ $n -lt 100 ] && [ -z "$PORT" ]; do
+		PORT=$(sed -n 's/^uiw-ping: listening on .* port \([0-9][0-9]*\)$/\1/p' "$TMP/$1.out" 2>/dev/null)
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+
+# client NAME ARGS: a uiw-ping client; returns its status
+client() {
+	name=$1
+	shift
+	timeout "$T" "$BIN" -c -a 127.0.0.1 -p "$PORT" -V --timeout=25 "$@" >"$TMP/$name.out" 2>&1
+}
+
+server main
+if [ -z "$PORT" ]; then
+	echo "hostile.sh: FAIL: uiw-ping -s -P did not start: $(cat "$TMP/main.err")"
+	exit 1
+fi
+
+# 1. malformed Requests
+for k in badkey pd513 rev3 half; do
+	if timeout 30 python3 "$HOSTILE" probe "$k" "$PORT" >"$TMP/probe-$k.out" 2>&1; then
+		t=$(sed -n 's/.* after \([0-9.]*\) s.*/\1/p' "$TMP/probe-$k.out")
+		case $k in
+		half) lim=15 ;;
+		*) lim=2 ;;
+		esac
+		if [ "$(awk -v t="$t" -v l="$lim" 'BEGIN { print (t <= l) }')" = 1 ]; then
+			pass "$(cat "$TMP/probe-$k.out")"
+		else
+			fail "probe $k: closed only after $t s (bound $lim s)"
+		fi
+	else
+		fail "$(cat "$TMP/probe-$k.out")"
+	fi
+done
+client after-probes -C 5 || fail "a client after the probes: $(tail -n 2 "$TMP/after-probes.out")"
+
+# 2. a flood while an established connection pings
+base=$(nfds "$SPID")
+client busy -C 40000 -S 512 &
+BPID=$!
+PIDS="$PIDS $BPID"
+sleep 0.5
+c0=$(cpu_ticks "$SPID")
+timeout 60 python3 "$HOSTILE" flood "$PORT" 1000 8 >"$TMP/flood.out" 2>&1 &
+FPID=$!
+PIDS="$PIDS $FPID"
+maxfd=0
+n=0
+while kill -0 "$FPID" 2>/dev/null && [ $n -lt 200 ]; do
+	f=$(nfds "$SPID")
+	[ "$f" -gt "$maxfd" ] && maxfd=$f
+	sleep 0.1
+	n=$((n + 1))
+done
+wait "$FPID"
+c1=$(cpu_ticks "$SPID")
+if ! kill -0 "$BPID" 2>/dev/null; then
+	fail "the established connection's pings ended before the flood did (raise -C): the check proves nothing"
+fi
+hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$SPID/status")
+rc=0
+wait "$BPID" || rc=$?
+if [ "$rc" = 0 ]; then
+	pass "an established connection through the flood: 40000 validated pings, exit 0"
+else
+	fail "the established connection failed during the flood (exit $rc): $(tail -n 2 "$TMP/busy.out")"
+fi
+cpu=$(awk -v a="$c0" -v b="$c1" -v h="$hz" 'BEGIN { printf "%.2f", (b - a) / h }')
+echo "hostile.sh: flood: $(head -n 1 "$TMP/flood.out" | sed 's/^mpa_hostile: //'); listener fds $base -> at most $maxfd, CPU $cpu s, peak RSS $hwm kB"
+if [ "$maxfd" -gt $((base + 256 + 16)) ]; then
+	fail "the listener held $maxfd descriptors (base $base + at most 256 handshakes)"
+else
+	pass "handshakes in flight bounded: at most $maxfd descriptors"
+fi
+if [ "${hwm:-0}" -gt 262144 ]; then
+	fail "the listener's peak RSS was $hwm kB"
+fi
+# the flood's handshakes end within the handshake timeout (10 s)
+n=0
+while [ "$(nfds "$SPID")" -gt $((base + 4)) ] && [ $n -lt 150 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+if client after-flood -C 5; then
+	pass "a new client after the flood (listener back to $(nfds "$SPID") descriptors)"
+else
+	fail "a new client after the flood: $(tail -n 2 "$TMP/after-flood.out")"
+fi
+
+# 3. out of descriptors: EMFILE backoff
+server small 32
+if [ -z "$PORT" ]; then
+	fail "uiw-ping -s -P with ulimit -n 32 did not start: $(cat "$TMP/small.err")"
+else
+	c0=$(cpu_ticks "$SPID")
+	timeout 60 python3 "$HOSTILE" flood "$PORT" 300 5 >"$TMP/flood-small.out" 2>&1 &
+	FPID=$!
+	PIDS="$PIDS $FPID"
+	maxfd=0
+	n=0
+	while kill -0 "$FPID" 2>/dev/null && [ $n -lt 200 ]; do
+		f=$(nfds "$SPID")
+		[ "$f" -gt "$maxfd" ] && maxfd=$f
+		sleep 0.1
+		n=$((n + 1))
+	done
+	wait "$FPID"
+	c1=$(cpu_ticks "$SPID")
+	[ "$maxfd" -ge 30 ] || fail "the 32-descriptor listener peaked at $maxfd descriptors: EMFILE not reached"
+	cpu=$(awk -v a="$c0" -v b="$c1" -v h="$hz" 'BEGIN { printf "%.2f", (b - a) / h }')
+	if [ "$(awk -v c="$cpu" 'BEGIN { print (c < 2.0) }')" = 1 ]; then
+		pass "out of descriptors (EMFILE: $maxfd descriptors open, limit 32): the listener used $cpu s of CPU in ~6 s (no spinning)"
+	else
+		fail "out of descriptors: the listener used $cpu s of CPU in ~6 s (spinning on accept?)"
+	fi
+	if client after-emfile -C 5; then
+		pass "a client once descriptors are free again"
+	else
+		fail "a client after EMFILE: $(tail -n 2 "$TMP/after-emfile.out")"
+	fi
+fi
+
+if [ "$FAILS" -ne 0 ]; then
+	echo "hostile.sh: $FAILS checks failed"
+	exit 1
+fi
+echo "hostile.sh: all checks passed"
