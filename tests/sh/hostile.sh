@@ -32,23 +32,9 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 if [ -n "${UIW_SAN:-}" ]; then T=60; else T=30; fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-hostile-test.XXXXXX") || exit 1
-PIDS=""
-FAILS=0
-cleanup() {
-	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $PIDS; do
-		n=0
-		while kill -0 "$p" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-fail() { echo "hostile.sh: FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "hostile.sh: ok: $*"; }
+ME=hostile
+# shellcheck source=tests/sh/common.inc
+. "$(dirname "$0")/common.inc"
 
 # server NAME [ULIMIT]: a persistent uiw-ping server; sets SPID and PORT
 server() {
@@ -70,6 +56,19 @@ server() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# watch_fds: until the flood $FPID ends (at most 20 s), the most descriptors
+# the server $SPID held, in maxfd; the flood is reaped
+watch_fds() {
+	maxfd=0
+	n=0
+	while kill -0 "$FPID" 2>/dev/null && [ $n -lt 200 ]; do
+		f=$(nfds "$SPID")
+		[ "$f" -gt "$maxfd" ] && maxfd=$f
+		sleep 0.1
+		n=$((n + 1))
+	done
+	wait "$FPID"
+}
 
 # client NAME ARGS: a uiw-ping client; returns its status
 client() {
@@ -113,15 +112,7 @@ c0=$(cpu_ticks "$SPID")
 timeout 60 python3 "$HOSTILE" flood "$PORT" 1000 8 >"$TMP/flood.out" 2>&1 &
 FPID=$!
 PIDS="$PIDS $FPID"
-maxfd=0
-n=0
-while kill -0 "$FPID" 2>/dev/null && [ $n -lt 200 ]; do
-	f=$(nfds "$SPID")
-	[ "$f" -gt "$maxfd" ] && maxfd=$f
-	sleep 0.1
-	n=$((n + 1))
-done
-wait "$FPID"
+watch_fds
 c1=$(cpu_ticks "$SPID")
 if ! kill -0 "$BPID" 2>/dev/null; then
 	fail "the established connection's pings ended before the flood did (raise -C): the check proves nothing"
@@ -168,15 +159,7 @@ else
 	timeout 60 python3 "$HOSTILE" flood "$PORT" 300 5 >"$TMP/flood-small.out" 2>&1 &
 	FPID=$!
 	PIDS="$PIDS $FPID"
-	maxfd=0
-	n=0
-	while kill -0 "$FPID" 2>/dev/null && [ $n -lt 200 ]; do
-		f=$(nfds "$SPID")
-		[ "$f" -gt "$maxfd" ] && maxfd=$f
-		sleep 0.1
-		n=$((n + 1))
-	done
-	wait "$FPID"
+	watch_fds
 	c1=$(cpu_ticks "$SPID")
 	[ "$maxfd" -ge 30 ] || fail "the 32-descriptor listener peaked at $maxfd descriptors: EMFILE not reached"
 	cpu=$(awk -v a="$c0" -v b="$c1" -v h="$hz" 'BEGIN { printf "%.2f", (b - a) / h }')
@@ -192,8 +175,4 @@ else
 	fi
 fi
 
-if [ "$FAILS" -ne 0 ]; then
-	echo "hostile.sh: $FAILS checks failed"
-	exit 1
-fi
-echo "hostile.sh: all checks passed"
+end_checks

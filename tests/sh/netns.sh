@@ -224,6 +224,15 @@ xfer_wait() {
 	xfer_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 }
 
+# wait_progress NAME PCT: until the client reported PCT% (or ended; at most 30 s)
+wait_progress() {
+	i=0
+	while [ "$(progress_of "$1")" -lt "$2" ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # progress_of NAME: the percentage the client last reported (0 before any)
 progress_of() {
 	sed -n 's/.* \([0-9][0-9]*\)%.*/\1/p' "$tmp/$1.cli.err" | tail -n 1 | grep . || echo 0
@@ -315,11 +324,7 @@ check_ok drop10 64M "10% drop"
 # 5. the link down for 10 s in the middle of a transfer, then up again:
 # TCP waits it out; the transfer completes, every octet verified
 xfer_bg=1 xfer linkdown 2G --seed $((seed + 4)) -t 40
-i=0
-while [ "$(progress_of linkdown)" -lt 10 ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_progress linkdown 10
 at=$(progress_of linkdown)
 timeout 10 ip -n "$ns_c" link set "$if_c" down || fail "cannot take the link down"
 sleep 10
@@ -330,11 +335,7 @@ check_ok linkdown 2G "link down for 10 s at ${at}%"
 # 6. the server killed (SIGKILL) in the middle of a transfer: the client's
 # connection is lost, its QP goes to error and it gives up within 5 s
 xfer_bg=1 xfer kill 4G --seed $((seed + 5))
-i=0
-while [ "$(progress_of kill)" -lt 10 ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_progress kill 10
 at=$(progress_of kill)
 for p in $(timeout 10 ip netns pids "$ns_s"); do
 	kill -KILL "$p" 2>/dev/null

@@ -33,23 +33,9 @@ for b in "$SRV" "$CLI"; do
 done
 if [ -n "${UIW_SAN:-}" ]; then T=60; else T=20; fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-rpc-test.XXXXXX") || exit 1
-PIDS=""
-FAILS=0
-cleanup() {
-	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $PIDS; do
-		n=0
-		while kill -0 "$p" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-fail() { echo "rpc.sh: FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "rpc.sh: ok: $*"; }
+ME=rpc
+# shellcheck source=tests/sh/common.inc
+. "$(dirname "$0")/common.inc"
 
 "$SRV" --tcp 0 --rdma 0 -a 127.0.0.1 >"$TMP/srv.log" 2>&1 &
 PIDS="$PIDS $!"
@@ -215,8 +201,4 @@ if ! kill -0 $(echo "$PIDS" | awk '{print $1}') 2>/dev/null; then
 	fail "bulk_server died: $(tail -n 3 "$TMP/srv.log")"
 fi
 
-if [ "$FAILS" -ne 0 ]; then
-	echo "rpc.sh: $FAILS checks failed"
-	exit 1
-fi
-echo "rpc.sh: all checks passed"
+end_checks

@@ -39,38 +39,10 @@ done
 T=120
 VG="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-valgrind-test.XXXXXX") || exit 1
-PIDS=""
-FAILS=0
-cleanup() {
-	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $PIDS; do
-		n=0
-		while kill -0 "$p" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-fail() { echo "valgrind.sh: FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "valgrind.sh: ok: $*"; }
-
-# wait_for FILE SED-EXPR: print what the expression extracts, once it does
-wait_for() {
-	n=0
-	while [ $n -lt $((T * 10)) ]; do
-		v=$(sed -n "$2" "$1" 2>/dev/null)
-		if [ -n "$v" ]; then
-			echo "$v"
-			return 0
-		fi
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
-}
+REAP_WAIT=100
+ME=valgrind
+# shellcheck source=tests/sh/common.inc
+. "$(dirname "$0")/common.inc"
 
 # vg_check NAME RC LOG: the process exited 0 and memcheck said nothing
 vg_check() {
@@ -87,7 +59,7 @@ for t in write_bw read_bw; do
 	$VG "$BIN/uiw-perf" $t --poll -p 0 >"$TMP/$t-srv.log" 2>&1 &
 	SP=$!
 	PIDS="$PIDS $SP"
-	PORT=$(wait_for "$TMP/$t-srv.log" 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p')
+	PORT=$(wait_for "$TMP/$t-srv.log" 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$T")
 	if [ -z "$PORT" ]; then
 		fail "uiw-perf $t server did not start: $(tail -n 3 "$TMP/$t-srv.log" | tr '\n' ' ')"
 		continue
@@ -109,7 +81,7 @@ done
 $VG "$EX/bulk_server" --rdma 0 -a 127.0.0.1 >"$TMP/rpc-srv.log" 2>&1 &
 RS=$!
 PIDS="$PIDS $RS"
-RP=$(wait_for "$TMP/rpc-srv.log" 's/^bulk_server: rdma port \([0-9]*\)$/\1/p')
+RP=$(wait_for "$TMP/rpc-srv.log" 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$T")
 if [ -z "$RP" ]; then
 	fail "bulk_server did not start: $(tail -n 3 "$TMP/rpc-srv.log" | tr '\n' ' ')"
 else
@@ -131,8 +103,4 @@ else
 	fi
 fi
 
-if [ "$FAILS" -ne 0 ]; then
-	echo "valgrind.sh: $FAILS checks failed"
-	exit 1
-fi
-echo "valgrind.sh: all checks passed"
+end_checks
