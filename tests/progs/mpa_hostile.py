@@ -75,7 +75,11 @@ def flood(port, n, hold):
     socks = []
     t0 = time.time()
     for i in range(n):
-        s = socket.socket()
+        try:
+            s = socket.socket()
+        except OSError as e:  # out of descriptors here: flood with what we have
+            print("mpa_hostile: flood: stopped at %d sockets: %s" % (i, e), flush=True)
+            break
         s.setblocking(False)
         s.connect_ex(("127.0.0.1", port))
         socks.append(s)
@@ -95,7 +99,7 @@ def flood(port, n, hold):
             except OSError:
                 pass
     print("mpa_hostile: flood: %d connections opened, %d established, %.1f s" %
-          (n, up, time.time() - t0), flush=True)
+          (len(socks), up, time.time() - t0), flush=True)
     time.sleep(hold)
     for s in socks:
         s.close()
