@@ -647,12 +647,16 @@ def _(p, c):
 # ---- driver ---------------------------------------------------------------------
 class Victim:
     def __init__(self, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        # UIW_VICTIM_WRAP: a command to run the victim under (valgrind)
+        wrap = os.environ.get("UIW_VICTIM_WRAP", "").split()
+        self.p = subprocess.Popen(wrap + [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         self.q = queue.Queue()
         self.log = []
         threading.Thread(target=self._reader, daemon=True).start()
-        line = self.line(10)
+        line = self.line(60)
+        while line is not None and line.startswith("=="):  # valgrind's banner
+            line = self.line(60)
         if not line or "listening" not in line:
             raise RuntimeError("victim did not start: %r" % line)
         w = line.split()
@@ -700,10 +704,11 @@ class Victim:
         except OSError:
             pass
         try:
-            self.p.wait(10)
+            return self.p.wait(60)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
+            return "killed after 60 s"
 
 
 def check_term(u, want, sent):
@@ -872,9 +877,12 @@ def main():
             fails += 1
             print("FAIL victim RSS grew by %d kB" % (rss1 - rss0))
     finally:
-        v.stop()
+        rc = v.stop()
+    if rc != 0:
+        fails += 1
+        print("FAIL the victim exited with %s" % rc)
     for ln in v.log:
-        if "outstanding" in ln or "failed" in ln:
+        if "outstanding" in ln or "failed" in ln or ln.startswith("=="):
             print("  " + ln)
     print("fpdu_hostile: %d TERMINATEs decoded, %d with the offending DDP header copied and "
           "checked" % (STATS["terms"], STATS["hdr_copies"]))

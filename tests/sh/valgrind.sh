@@ -16,7 +16,9 @@
 # (VALGRIND_MAKE_MEM_DEFINED in uiw_engine.c on_rx()).
 # Skipped (77) without valgrind or under the sanitizers (they do not mix).
 # Every process started here is killed and reaped on exit; every wait is
-# bounded.  Env: UIW_BIN (build/bin), UIW_SAN.
+# bounded.  Also: the victim of the hostile-FPDU peer (uiw_victim, all of
+# tests/progs/fpdu_hostile.py's cases) under memcheck.
+# Env: UIW_BIN (build/bin), UIW_TESTBIN (build/tests), UIW_SAN.
 
 set -u
 
@@ -101,6 +103,22 @@ else
 	else
 		pass "bulk_server: no memcheck error while serving"
 	fi
+fi
+
+# 3. the hostile-FPDU peer's cases against uiw_victim under memcheck
+VICTIM=${UIW_TESTBIN:-$(dirname "$BIN")/tests}/uiw_victim
+if [ -x "$VICTIM" ] && command -v python3 >/dev/null 2>&1; then
+	rc=0
+	UIW_VICTIM_WRAP="$VG" HOSTILE_TIMEOUT=30 timeout 600 python3 "$(dirname "$0")/../progs/fpdu_hostile.py" \
+		"$VICTIM" >"$TMP/victim.log" 2>&1 || rc=$?
+	n=$(grep -c '^ok ' "$TMP/victim.log")
+	if [ $rc -eq 0 ] && [ "$n" -ge 50 ] && ! grep -q '^  ==[0-9]*==' "$TMP/victim.log"; then
+		pass "uiw_victim under memcheck through $n hostile-FPDU checks: no error, no leak"
+	else
+		fail "uiw_victim under memcheck (exit $rc, $n checks ok): $(grep -m 8 'FAIL\|==[0-9]*==' "$TMP/victim.log" | tr '\n' ' ' | cut -c1-600)"
+	fi
+else
+	fail "$VICTIM is not built (or python3 is missing)"
 fi
 
 end_checks
