@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +46,7 @@
 #include "uiw_verbs.h"
 
 #define PERF_PORT	 18515
-#define PERF_MAX_QPS	 64
+#define PERF_MAX_QPS	 1024
 #define PERF_MAX_SIZE	 (1u << 30)
 #define PERF_ALL_MAX	 (1u << 23)  /* -a: 2 .. 8 MiB, as perftest */
 #define PERF_VERIFY_MEM	 (64u << 20) /* --verify: slot memory per side */
@@ -165,7 +166,7 @@ static void usage(FILE *f)
 		"  -D, --duration SECS    run each size for SECS seconds instead of -n;\n"
 		"                         progress goes to stderr every second\n"
 		"  -q, --qp N             N connections (QPs), traffic spread round-robin,\n"
-		"                         aggregate reported; bw tests only (default 1, max 64)\n"
+		"                         aggregate reported; bw tests only (default 1, max 1024)\n"
 		"  -p, --port PORT        TCP port (default 18515); 0 on the server: the\n"
 		"                         kernel chooses, printed on stdout as\n"
 		"                         \"uiw-perf: listening on ADDR port N\"\n"
@@ -4115,6 +4116,16 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
+	{
+		/* a descriptor per connection (-q up to 1024; a server learns
+		 * -q from its client): raise the soft limit to the hard one */
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (o.perftest) {
 		pt_run(&o);
 		return EXIT_OK;
