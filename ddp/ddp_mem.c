@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
 #include <openssl/rand.h>
 
 int ddp_mem_init(struct ddp_mem *m, uint32_t max)
@@ -17,8 +18,14 @@ int ddp_mem_init(struct ddp_mem *m, uint32_t max)
 		return -EINVAL;
 	/* Start the index at a random value: STags of a fresh process are not
 	 * predictable by a peer (the key adds 8 more bits per slot). */
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	/* a failing RAND_bytes() leaves entries (strdup'ed names) on the
+	 * thread's OpenSSL error queue: ours to drop, not the application's */
+	ERR_set_mark();
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
+		ERR_pop_to_mark();
 		return -EIO;
+	}
+	ERR_pop_to_mark();
 	m->slots = calloc(max, sizeof(*m->slots));
 	m->keys = calloc(max, 1);
 	m->free = calloc(max, sizeof(*m->free));

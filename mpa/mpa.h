@@ -459,8 +459,9 @@ int mpa_tx_pending(struct mpa_conn *c, struct iovec *iov, int max);
  * lose its framing, but its octets are copied first: afterwards nothing
  * queued references the caller's memory.  For a layer above that completes
  * its work in error (RDMAP's move to ERROR).  Returns the number dropped,
- * or -ENOMEM if the copy cannot be made (the connection must then be
- * closed without sending more).
+ * or -ENOMEM if the copy cannot be made: the FPDUs not started are dropped
+ * all the same, the kept ones still reference the caller's memory (the
+ * connection should then be closed without sending more).
  */
 int mpa_tx_discard(struct mpa_conn *c);
 

@@ -191,7 +191,7 @@ int mpa_tx_discard(struct mpa_conn *c)
 {
 	unsigned keep = 0, dropped;
 	size_t drop = 0, held = c->tx_off + c->tx_lent, total = 0, off = 0;
-	uint8_t *copy;
+	uint8_t *copy = NULL;
 
 	if (!c->tx_slots || !c->tx_count)
 		return 0;
@@ -205,9 +205,10 @@ int mpa_tx_discard(struct mpa_conn *c)
 		 * connection.  The head may already live in an older copy: copy
 		 * before freeing it. */
 		copy = malloc(total);
-		if (!copy)
-			return -ENOMEM;
-		for (unsigned i = 0; i < keep; i++) {
+		/* out of memory: the kept FPDUs keep pointing at the caller's
+		 * memory (-ENOMEM below), but those not started still go: they
+		 * must not be sent for work the layer above completes in error */
+		for (unsigned i = 0; copy && i < keep; i++) {
 			struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
 			size_t start = off;
 
@@ -219,8 +220,10 @@ int mpa_tx_discard(struct mpa_conn *c)
 			s->iov[0].iov_len = off - start;
 			s->niov = 1;
 		}
-		free(c->tx_bounce);
-		c->tx_bounce = copy;
+		if (copy) {
+			free(c->tx_bounce);
+			c->tx_bounce = copy;
+		}
 	}
 	for (unsigned i = keep; i < c->tx_count; i++)
 		drop += c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth].len;
@@ -233,7 +236,7 @@ int mpa_tx_discard(struct mpa_conn *c)
 	if (c->tx_markers)
 		c->tx_next_marker =
 			(c->tx_pos + MPA_MARKER_PERIOD - 1) / MPA_MARKER_PERIOD * MPA_MARKER_PERIOD;
-	return (int)dropped;
+	return keep && !copy ? -ENOMEM : (int)dropped;
 }
 
 /* RFC 5044 §7.1.2 rule 4: a responder sends no FPDU before it received and

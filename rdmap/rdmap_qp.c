@@ -29,6 +29,8 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct dd
 	if (cfg->max_inline)
 		qp->inline_buf = malloc((size_t)cfg->max_send_wr * cfg->max_inline);
 	if (!qp->sq || !qp->rq || !qp->srq_cur || !qp->orq || !qp->irq || (cfg->max_inline && !qp->inline_buf)) {
+		/* the PD reference is taken below: destroy must not drop it */
+		qp->pd = NULL;
 		rdmap_qp_destroy(qp);
 		return -ENOMEM;
 	}

@@ -69,11 +69,21 @@ void engine_wake(struct uiw_context *ctx)
 
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 {
-	struct uiw_ev_node *n = malloc(sizeof(*n));
+	struct uiw_cm_id *id = ev->id;
+	struct uiw_ev_node *n;
 	uint64_t one = 1;
 
-	if (!n)
-		return; /* control path; an event lost to ENOMEM is reported nowhere */
+	/* the id's reserved nodes first: allocating here could fail, and an
+	 * event lost would leave the application waiting (and a request's id
+	 * nobody knows of) */
+	if (id && id->ev_spare) {
+		n = id->ev_spare;
+		id->ev_spare = n->next;
+	} else {
+		n = malloc(sizeof(*n));
+		if (!n)
+			return; /* more events than UIW_ID_EVENTS: not expected */
+	}
 	n->next = NULL;
 	n->ev = *ev;
 	*ctx->ev_tail = n;
@@ -162,12 +172,22 @@ static void ctx_mpa_cfg(const struct uiw_context *ctx, enum mpa_role role, struc
 		cfg->rtr = a->rtr;
 }
 
+/* The context's TCP_USER_TIMEOUT on a connection socket (0: kernel default). */
+static void sock_user_timeout(const struct uiw_context *ctx, int fd)
+{
+	unsigned ut = ctx->attr.tcp_user_timeout_ms;
+
+	if (ut)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+}
+
 static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)
 {
 	int one = 1, mss = 0;
 	socklen_t len = sizeof(mss);
 
 	setsockopt(id->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_user_timeout(id->ctx, id->fd); /* accepted sockets (again for connected) */
 	/* The FPDU size follows the path MSS (RFC 5044 §8: MULPDU from EMSS). */
 	if (!getsockopt(id->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) && mss > 0)
 		cfg->emss = (uint32_t)mss;
@@ -258,6 +278,35 @@ static void id_init_ops(struct uiw_cm_id *id)
 	id->op_rx = (struct uiw_op){UIW_OP_RX, id};
 	id->op_tx = (struct uiw_op){UIW_OP_TX, id};
 	id->op_misc = (struct uiw_op){UIW_OP_MISC, id};
+}
+
+static void id_free_spares(struct uiw_cm_id *id)
+{
+	struct uiw_ev_node *n;
+
+	while ((n = id->ev_spare)) {
+		id->ev_spare = n->next;
+		free(n);
+	}
+}
+
+/* A zeroed id with its UIW_ID_EVENTS event nodes, or NULL. */
+static struct uiw_cm_id *id_alloc(void)
+{
+	struct uiw_cm_id *id = calloc(1, sizeof(*id));
+
+	for (int i = 0; id && i < UIW_ID_EVENTS; i++) {
+		struct uiw_ev_node *n = malloc(sizeof(*n));
+
+		if (!n) {
+			id_free_spares(id);
+			free(id);
+			return NULL;
+		}
+		n->next = id->ev_spare;
+		id->ev_spare = n;
+	}
+	return id;
 }
 
 /* ---- completions -------------------------------------------------------- */
@@ -353,7 +402,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 				id->accept_after = engine_now_ns() + UIW_ACCEPT_BACKOFF_NS;
 			return;
 		}
-		c = calloc(1, sizeof(*c));
+		c = id_alloc();
 		if (!c) {
 			close(res);
 			id->accept_after = engine_now_ns() + UIW_ACCEPT_BACKOFF_NS;
@@ -367,6 +416,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		sock_setup(c, &cfg);
 		if (mpa_conn_init(&c->mpa, &cfg, &hs_ops, c)) {
 			close(res);
+			id_free_spares(c);
 			free(c);
 			return;
 		}
@@ -427,6 +477,7 @@ static void id_free(struct uiw_cm_id *id)
 {
 	if (id->mpa_inited)
 		mpa_conn_destroy(&id->mpa);
+	id_free_spares(id);
 	free(id->stage);
 	free(id);
 }
@@ -866,7 +917,7 @@ void engine_stop(struct uiw_context *ctx)
 
 int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out)
 {
-	struct uiw_cm_id *id = calloc(1, sizeof(*id));
+	struct uiw_cm_id *id = id_alloc();
 
 	*out = NULL;
 	if (!id)
@@ -1109,6 +1160,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	sock_user_timeout(ctx, fd); /* bounds the SYN retries too */
 	pthread_mutex_lock(&ctx->lock);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
 		pthread_mutex_unlock(&ctx->lock);

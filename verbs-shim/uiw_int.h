@@ -122,6 +122,10 @@ enum uiw_id_state {
 #define UIW_RX_STAGE	 65536
 #define UIW_RX_STAGE_MIN 16384
 #define UIW_TX_IOV 256 /* one sendmsg gathers up to this many iovecs */
+/* The most CM events one id reports: a responder's CONNECT_REQUEST,
+ * ESTABLISHED and DISCONNECTED (an initiator: ESTABLISHED and DISCONNECTED,
+ * or one error event); an id serves one connection. */
+#define UIW_ID_EVENTS 3
 
 struct uiw_cm_id {
 	struct uiw_context *ctx;
@@ -170,6 +174,9 @@ struct uiw_cm_id {
 	uint16_t hs_pd_len;
 	uint8_t conn_pd[MPA_PD_MAX]; /* initiator: private data for the Request */
 	uint16_t conn_pd_len;
+	/* CM event nodes allocated with the id (UIW_ID_EVENTS), taken by
+	 * engine_ev_push(): no event is lost to a failed allocation */
+	struct uiw_ev_node *ev_spare;
 };
 
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */

@@ -95,6 +95,16 @@ enum uiw_crc_policy {
  *               its Reply before it hands the socket to the QP and drops an
  *               FPDU that arrives in that gap (the connection then hangs);
  *               50 ms avoided it in every try here.  uiw-ping uses 50.
+ * @tcp_user_timeout_ms: TCP_USER_TIMEOUT (tcp(7)) of every connection
+ *               socket of the context, connecting and accepted: data sent
+ *               and not acknowledged, or a zero window probed without
+ *               progress, for this long ends the connection (its QP goes to
+ *               error and flushes).  0: the kernel's default (about 15
+ *               minutes of retransmissions; a zero window is probed for as
+ *               long as the peer's kernel answers).  At most INT_MAX.  It
+ *               does not cover an idle connection with nothing
+ *               unacknowledged: that needs TCP keepalive, which the library
+ *               does not set.
  */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
@@ -108,6 +118,7 @@ struct uiw_context_attr {
 	int p2p;
 	unsigned rtr;
 	unsigned first_fpdu_delay_ms;
+	unsigned tcp_user_timeout_ms;
 };
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
@@ -120,7 +131,8 @@ struct uiw_context_attr {
  * thread).  @attr may be NULL for defaults.
  * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
  * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512, p2p
- * with mpa_rev 1, unknown rtr bits, max_mr of 2^24 or more), -EIO (no
+ * with mpa_rev 1, unknown rtr bits, max_mr of 2^24 or more,
+ * tcp_user_timeout_ms above INT_MAX), -EIO (no
  * randomness for the STag table from OpenSSL),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().

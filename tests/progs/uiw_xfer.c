@@ -18,7 +18,10 @@
  * answered for its previous round, so up to `slots` rounds are in flight and
  * the checking overlaps the transfer.  Any mismatch, error completion or
  * unexpected CM event ends both sides with a message and exit status 1; no
- * progress for --timeout seconds (default 30) is an error too.
+ * progress for --timeout seconds (default 30) is an error too.  When the
+ * connection is lost, the program waits (up to 10 s) for the completion of
+ * every work request still posted and reports how many completed with an
+ * error status and how long after the first sign of the loss the last came.
  *
  * The wire structures are in host byte order: both ends run this program on
  * one machine (the magic number catches anything else).
@@ -101,7 +104,8 @@ struct xf {
 	uint64_t ring;
 	unsigned slots;
 	int timeout_s;
-	uint64_t inject; /* client: corrupt one octet of this round + 1 (0: none) */
+	uint64_t inject;	  /* client: corrupt one octet of this round + 1 (0: none) */
+	unsigned user_timeout_ms; /* TCP_USER_TIMEOUT of the connection (0: default) */
 	/* objects */
 	struct uiw_context *ctx;
 	struct uiw_pd *pd;
@@ -119,6 +123,9 @@ struct xf {
 	/* progress */
 	uint64_t last_progress_ms;
 	unsigned sq_out; /* signaled send WRs not completed yet */
+	unsigned rq_out; /* receive WRs posted, not completed yet */
+	int lost_event;	 /* xf_wait_wc: the CM event that ended the connection */
+	int lost_status;
 	const char *who;
 };
 
@@ -302,6 +309,8 @@ static int xf_wait_wc(struct xf *x, struct uiw_wc *wc, int n)
 			if (ret == 0) {
 				err("unexpected CM event %s (status %d: %s)",
 				    uiw_event_str(ev.event), ev.status, strerror(-ev.status));
+				x->lost_event = (int)ev.event;
+				x->lost_status = ev.status;
 				return -ECONNRESET;
 			}
 		}
@@ -359,7 +368,7 @@ static int xf_wait_event(struct xf *x, struct uiw_cm_event *ev, const char *what
 
 static int xf_setup(struct xf *x)
 {
-	struct uiw_context_attr ca = {.crc = x->crc};
+	struct uiw_context_attr ca = {.crc = x->crc, .tcp_user_timeout_ms = x->user_timeout_ms};
 	struct uiw_qp_init_attr qa = {0};
 	size_t msgs_len = (size_t)(XF_NBUF + XF_RQ_DEPTH) * XF_MSGBUF;
 	int ret;
@@ -481,6 +490,8 @@ static int post_recv(struct xf *x, unsigned i)
 
 	if (ret)
 		err("uiw_post_recv: %s", strerror(-ret));
+	else
+		x->rq_out++;
 	return ret;
 }
 
@@ -508,6 +519,117 @@ static int post_msg(struct xf *x, uint64_t i, const struct xf_msg *m)
 static int msg_ok(const struct uiw_wc *wc, const struct xf_msg *m, enum xf_type type)
 {
 	return wc->byte_len == sizeof(*m) && m->magic == XF_MAGIC && m->type == (uint32_t)type;
+}
+
+/* ---- a lost connection: every posted work request must complete ---------- */
+
+#define XF_DRAIN_S 10 /* how long xf_lost() waits for the rest */
+
+/* Up to @n completions, waiting until @deadline_ms at most; CM events are
+ * taken and remembered (the first) on the way.  Returns the count, 0 at
+ * the deadline, or -errno. */
+static int xf_wait_wc_until(struct xf *x, struct uiw_wc *wc, int n, uint64_t deadline_ms)
+{
+	for (;;) {
+		struct uiw_cm_event ev;
+		struct pollfd pfd[2];
+		int64_t left;
+		int ret;
+
+		ret = uiw_poll_cq(x->cq, n, wc);
+		if (ret)
+			return ret;
+		while (x->id && uiw_get_cm_event(x->ctx, &ev, 0) == 0)
+			if (x->lost_event < 0) {
+				x->lost_event = (int)ev.event;
+				x->lost_status = ev.status;
+			}
+		ret = uiw_req_notify_cq(x->cq, 0);
+		if (!ret)
+			ret = uiw_poll_cq(x->cq, n, wc);
+		if (ret)
+			return ret;
+		left = (int64_t)deadline_ms - (int64_t)now_ms();
+		if (left <= 0)
+			return 0;
+		pfd[0] = (struct pollfd){.fd = x->ch->fd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = uiw_cm_event_fd(x->ctx), .events = POLLIN};
+		ret = poll(pfd, 2, left > 100 ? 100 : (int)left);
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (ret > 0 && (pfd[0].revents & POLLIN)) {
+			struct uiw_cq *ecq;
+			void *ectx;
+
+			if (!uiw_get_cq_event(x->ch, &ecq, &ectx))
+				uiw_ack_cq_events(ecq, 1);
+		}
+	}
+}
+
+/*
+ * The connection is lost: an error completion (@wc[0], then the rest of
+ * its batch, @n in all) or a CM event (@n 0, x->lost_event).  Takes the
+ * completion of every work request still posted, for up to XF_DRAIN_S
+ * seconds, and reports on one line how many there were, how many
+ * completed with an error status and how long after the first sign of the
+ * loss the last one came (netns.sh reads the line).  Returns -EIO, or
+ * -ETIMEDOUT when some work request never completed.
+ */
+static int xf_lost(struct xf *x, const struct uiw_wc *wc, int n)
+{
+	unsigned posted = x->sq_out + x->rq_out, errs = 0, flushed = 0, ok = 0, missing;
+	uint64_t t0 = now_ms(), t_last = t0;
+	struct uiw_wc more[64];
+	char first[96];
+
+	if (n > 0)
+		snprintf(first, sizeof(first), "a %s completion", wc_status_str(wc[0].status));
+	else
+		snprintf(first, sizeof(first), "CM event %s, status %d",
+			 x->lost_event >= 0 ? uiw_event_str((enum uiw_cm_event_type)x->lost_event)
+					    : "?",
+			 x->lost_status);
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			switch (wc[i].wr_id & WR_KIND) {
+			case WR_WRITE:
+			case WR_SEND:
+				if (x->sq_out)
+					x->sq_out--;
+				break;
+			case WR_RECV:
+				if (x->rq_out)
+					x->rq_out--;
+				break;
+			default:
+				break;
+			}
+			if (wc[i].status == UIW_WC_SUCCESS) {
+				ok++;
+			} else {
+				errs++;
+				flushed += wc[i].status == UIW_WC_WR_FLUSH_ERR;
+			}
+			t_last = now_ms();
+		}
+		if (!x->sq_out && !x->rq_out)
+			break;
+		n = xf_wait_wc_until(x, more, (int)(sizeof(more) / sizeof(more[0])),
+				     t0 + XF_DRAIN_S * 1000);
+		if (n <= 0) {
+			if (n < 0)
+				err("uiw_poll_cq: %s", strerror(-n));
+			break;
+		}
+		wc = more;
+	}
+	missing = x->sq_out + x->rq_out;
+	err("connection lost (first sign: %s): %u work requests were posted, %u completed "
+	    "with an error status (%u flushed), %u successfully, %u never (waited up to %d s); "
+	    "the last %.3f s after the first sign",
+	    first, posted, errs, flushed, ok, missing, XF_DRAIN_S, (double)(t_last - t0) / 1000.0);
+	return missing ? -ETIMEDOUT : -EIO;
 }
 
 static void print_final(struct xf *x, uint64_t bytes, double secs)
@@ -637,7 +759,7 @@ static int serve(struct xf *x)
 		if (n < 0) {
 			err("after %" PRIu64 " of %" PRIu64 " bytes verified (round %" PRIu64 ")",
 			    verified, x->total, round);
-			return n;
+			return n == -ECONNRESET ? xf_lost(x, NULL, 0) : n;
 		}
 		for (int i = 0; i < n; i++) {
 			const struct uiw_wc *c = &wc[i];
@@ -652,7 +774,10 @@ static int serve(struct xf *x)
 					   * answer's completion was taken */
 			if (c->status != UIW_WC_SUCCESS) {
 				report_wc(c, "server");
-				return -EIO;
+				err("after %" PRIu64 " of %" PRIu64
+				    " bytes verified (round %" PRIu64 ")",
+				    verified, x->total, round);
+				return xf_lost(x, c, n - i);
 			}
 			if ((c->wr_id & WR_KIND) == WR_SEND) {
 				x->sq_out--;
@@ -662,6 +787,7 @@ static int serve(struct xf *x)
 				err("completion with unknown wr_id 0x%" PRIx64, c->wr_id);
 				return -EPROTO;
 			}
+			x->rq_out--;
 			memcpy(&m, rbuf(x, ri), sizeof(m));
 			len = x->total - round * x->slot_size;
 			if (len > x->slot_size)
@@ -898,7 +1024,7 @@ static int run_client(struct xf *x)
 			err("after %" PRIu64 " of %" PRIu64 " bytes verified (%" PRIu64
 			    " rounds answered)",
 			    verified, x->total, acked);
-			return n;
+			return n == -ECONNRESET ? xf_lost(x, NULL, 0) : n;
 		}
 		for (int i = 0; i < n; i++) {
 			const struct uiw_wc *c = &wc[i];
@@ -908,7 +1034,10 @@ static int run_client(struct xf *x)
 
 			if (c->status != UIW_WC_SUCCESS) {
 				report_wc(c, "client");
-				return -EIO;
+				err("after %" PRIu64 " of %" PRIu64 " bytes verified (%" PRIu64
+				    " rounds answered)",
+				    verified, x->total, acked);
+				return xf_lost(x, c, n - i);
 			}
 			switch (c->wr_id & WR_KIND) {
 			case WR_WRITE:
@@ -916,6 +1045,7 @@ static int run_client(struct xf *x)
 				x->sq_out--;
 				break;
 			case WR_RECV:
+				x->rq_out--;
 				memcpy(&a, rbuf(x, ri), sizeof(a));
 				len = x->total - acked * x->slot_size;
 				if (len > x->slot_size)
@@ -1011,6 +1141,9 @@ static void usage(FILE *f)
 		"      --crc on|off      MPA CRC: on asks for it (the default), off does not\n"
 		"                        (it is used anyway when the peer asks)\n"
 		"  -t, --timeout SEC     give up after SEC seconds without progress (default 30)\n"
+		"      --user-timeout MS TCP_USER_TIMEOUT of the connection (uiw_context_attr's\n"
+		"                        tcp_user_timeout_ms): unacknowledged data or a zero\n"
+		"                        window for MS milliseconds ends it (0: kernel default)\n"
 		"      --inject-error R  client: corrupt one octet of round R's source after\n"
 		"                        computing its pattern (and CRC), to show that the\n"
 		"                        server catches it (exit status 1 on both sides)\n"
@@ -1058,7 +1191,7 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_SLOTS = 256, OPT_SEED, OPT_VERIFY, OPT_CRC, OPT_INJECT };
+enum { OPT_SLOTS = 256, OPT_SEED, OPT_VERIFY, OPT_CRC, OPT_INJECT, OPT_USER_TIMEOUT };
 
 int main(int argc, char **argv)
 {
@@ -1076,6 +1209,7 @@ int main(int argc, char **argv)
 		{"crc", required_argument, NULL, OPT_CRC},
 		{"timeout", required_argument, NULL, 't'},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
+		{"user-timeout", required_argument, NULL, OPT_USER_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1089,6 +1223,7 @@ int main(int argc, char **argv)
 	x.slots = XF_SLOTS_DEF;
 	x.msg = XF_MSG_DEF;
 	x.timeout_s = 30;
+	x.lost_event = -1;
 	while ((c = getopt_long(argc, argv, "sa:p:r:c:b:m:t:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -1189,6 +1324,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			x.inject = v + 1;
+			break;
+		case OPT_USER_TIMEOUT:
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || v > 3600000) {
+				fprintf(stderr, "uiw_xfer: --user-timeout wants 0..3600000 ms\n");
+				return 2;
+			}
+			x.user_timeout_ms = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
