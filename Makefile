@@ -106,14 +106,21 @@ else
 Q :=
 endif
 
-.PHONY: all check demo bench fuzz fuzz-long deps format install clean help conformance \
-        _build _check _demo _bench _fuzz _fuzz-long _conformance
+.PHONY: all check check-tsan demo bench fuzz fuzz-long deps format install clean help conformance \
+        _build _check _check-tsan _demo _bench _fuzz _fuzz-long _conformance
 
 all: deps
 	@$(MAKE) --no-print-directory _build
 
 check: deps
 	@$(MAKE) --no-print-directory _check
+
+# ThreadSanitizer build (build-san-thread/) of the Check suites and shell
+# tests with threads: the engine's progress thread, clients and servers in
+# one process, the tools.  Any report fails the step; tests/tsan.supp says
+# what is suppressed and why.
+check-tsan: deps
+	@$(MAKE) --no-print-directory _check-tsan SAN=thread
 
 demo: deps
 	@$(MAKE) --no-print-directory _demo
@@ -141,6 +148,7 @@ help:
 	@echo "                   bandwidth and latency beside raw TCP from the same run"
 	@echo "  make check       install, build, run the unit tests (Check framework)"
 	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
+	@echo "  make check-tsan  the engine-level suites (verbs*, rpc*) and ping/perf/rpc.sh under ThreadSanitizer"
 	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy), then"
 	@echo "                   bench/compare: uiwarp vs raw TCP, UCX and libfabric over loopback (~10 min;"
 	@echo "                   COMPARE_ARGS=--quick ~2 min), report in docs/PERFORMANCE-compare.md"
@@ -269,6 +277,36 @@ _check: _build
 		if [ $$rc = 77 ]; then echo "uiwarp: SKIPPED $$t"; \
 		elif [ $$rc != 0 ]; then echo "uiwarp: FAILED $$t (exit $$rc)" >&2; fail=1; \
 		else echo "uiwarp: passed $$t"; fi; \
+	done; exit $$fail
+
+# suites and shell tests with threads; reports go to $(O)/tsan/report.<pid>
+TSAN_SUITES := verbs verbs_api verbs_proc rpc rpc_clnt
+TSAN_SH     := tests/sh/ping.sh tests/sh/perf.sh tests/sh/rpc.sh
+TSAN_LOG     = $(abspath $(O))/tsan
+ifneq ($(filter _check-tsan,$(MAKECMDGOALS)),)
+ifneq ($(SAN),thread)
+$(error _check-tsan needs SAN=thread: use make check-tsan)
+endif
+endif
+_check-tsan: _build
+	@echo "uiwarp: running $(TSAN_SUITES) and $(notdir $(TSAN_SH)) under ThreadSanitizer"
+	$(Q)rm -rf $(TSAN_LOG) && mkdir -p $(TSAN_LOG); \
+	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp log_path=$(TSAN_LOG)/report"; \
+	fail=0; \
+	for s in $(TSAN_SUITES); do \
+		CK_RUN_SUITE=$$s CK_TIMEOUT_MULTIPLIER=4 UIW_TEST_DATA=tests/data $(CHECK_BIN) || \
+			{ echo "uiwarp: FAILED suite $$s" >&2; fail=1; }; \
+	done; \
+	for t in $(TSAN_SH); do \
+		echo "uiwarp: $$t"; \
+		UIW_BIN=$(O)/bin UIW_TESTBIN=$(O)/tests UIW_SAN="$(SAN)" sh $$t; rc=$$?; \
+		if [ $$rc = 77 ]; then echo "uiwarp: SKIPPED $$t"; \
+		elif [ $$rc != 0 ]; then echo "uiwarp: FAILED $$t (exit $$rc)" >&2; fail=1; \
+		else echo "uiwarp: passed $$t"; fi; \
+	done; \
+	for f in $(TSAN_LOG)/report.*; do \
+		[ -e "$$f" ] || continue; cat "$$f" >&2; \
+		echo "uiwarp: ThreadSanitizer report in $$f" >&2; fail=1; \
 	done; exit $$fail
 
 _demo: _build

@@ -309,7 +309,7 @@ static void *hs_main(void *arg)
 {
 	struct hostile *hs = arg;
 
-	while (!hs->stop) {
+	while (!__atomic_load_n(&hs->stop, __ATOMIC_ACQUIRE)) {
 		struct uiw_cm_event ev;
 		struct uiw_wc wc[8];
 		int n;
@@ -350,7 +350,7 @@ static void hs_start(void)
 
 static void hs_stop(void)
 {
-	hs.stop = 1;
+	__atomic_store_n(&hs.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(hs.th, NULL);
 	uiw_destroy_id(hs.listen);
 	uiw_dealloc_pd(hs.pd);

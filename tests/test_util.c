@@ -33,6 +33,30 @@ void tu_rand_fill(uint64_t *state, void *buf, size_t len)
 	}
 }
 
+/* ThreadSanitizer builds (gcc: __SANITIZE_THREAD__, clang: __has_feature) */
+#if defined(__SANITIZE_THREAD__)
+#define TU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#endif
+#endif
+
+int tu_ms(int ms)
+{
+	const char *s = getenv("UIW_TEST_TIME_SCALE");
+	long k = s && *s ? strtol(s, NULL, 10) : 0;
+
+	if (k < 1) {
+#ifdef TU_TSAN
+		k = 4;
+#else
+		k = 1;
+#endif
+	}
+	return (int)(ms * k);
+}
+
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')

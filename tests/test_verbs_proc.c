@@ -57,9 +57,9 @@ static void tp_cleanup(void);
 #define ck_abort_msg(...) \
 	(tp_cleanup(), _ck_assert_failed(__FILE__, __LINE__, "Failed", ##__VA_ARGS__))
 
-#define TP_WAIT_MS   5000  /* one step: a completion, an event, a reply */
-#define TP_IDLE_MS   20000 /* a peer waiting for its next command */
-#define TP_KID_ALARM 30	   /* a stuck child never outlives its test */
+#define TP_WAIT_MS   tu_ms(5000)	   /* one step: a completion, an event, a reply */
+#define TP_IDLE_MS   tu_ms(20000)	   /* a peer waiting for its next command */
+#define TP_KID_ALARM (tu_ms(30000) / 1000) /* s: a stuck child never outlives its test */
 #define TP_MAX_KIDS  4
 
 #define KIB	1024u
@@ -105,11 +105,39 @@ static uint64_t seed_of(unsigned tag)
 	return tu_seed() ^ ((uint64_t)tag << 40) ^ ((uint64_t)tag * 0x9E3779B97F4A7C15ull);
 }
 
+/*
+ * For ThreadSanitizer: a process's engine thread reads and writes payload
+ * memory with its context lock held, in an order the two processes agree on
+ * through TCP and the pipes, which TSan cannot see.  The helpers that touch
+ * payload (pat_*, zero_cmp) take the lock of every end of this process
+ * (uiw_query_qp()) before and after, which makes that order visible to it.
+ */
+#define TP_MAX_ENDS 4
+static struct uiw_qp *tp_end_qps[TP_MAX_ENDS];
+
+static void pat_sync(void)
+{
+	struct uiw_qp_attr attr;
+
+	for (int i = 0; i < TP_MAX_ENDS; i++)
+		if (tp_end_qps[i])
+			uiw_query_qp(tp_end_qps[i], &attr);
+}
+
 static void pat_fill(void *p, size_t n, uint64_t seed)
 {
 	uint64_t s = seed;
 
+	pat_sync();
 	tu_rand_fill(&s, p, n);
+	pat_sync();
+}
+
+static void pat_zero(void *p, size_t n)
+{
+	pat_sync();
+	memset(p, 0, n);
+	pat_sync();
 }
 
 /* 0 if [p, p + n) holds the pattern of @seed, else -EILSEQ (told on stderr). */
@@ -124,7 +152,7 @@ static int pat_cmp(const void *p, size_t n, uint64_t seed)
 	ref = malloc(n);
 	if (!ref)
 		return -ENOMEM;
-	pat_fill(ref, n, seed);
+	pat_fill(ref, n, seed); /* takes the locks after filling */
 	if (memcmp(a, ref, n)) {
 		size_t i = 0;
 
@@ -135,6 +163,7 @@ static int pat_cmp(const void *p, size_t n, uint64_t seed)
 			(int)getpid(), (unsigned long long)seed, i, n, a[i], ref[i]);
 		ret = -EILSEQ;
 	}
+	pat_sync();
 	free(ref);
 	return ret;
 }
@@ -143,6 +172,7 @@ static int zero_cmp(const void *p, size_t n)
 {
 	const uint8_t *a = p;
 
+	pat_sync();
 	for (size_t i = 0; i < n; i++) {
 		if (a[i]) {
 			fprintf(stderr, "verbs_proc[%d]: octet %zu of %zu is %02x, not 0\n",
@@ -474,6 +504,11 @@ static int end_open(struct tp_end *e, const struct tp_end_cfg *c)
 	}
 	if (!ret)
 		ret = uiw_reg_mr(e->pd, e->buf, c->len, ACC_ALL, &e->mr);
+	for (int i = 0; !ret && i < TP_MAX_ENDS; i++)
+		if (!tp_end_qps[i]) {
+			tp_end_qps[i] = e->qp;
+			break;
+		}
 	return ret;
 }
 
@@ -492,6 +527,9 @@ static int end_close(struct tp_end *e)
 		KEEP(uiw_destroy_id(e->id));
 	if (e->lid)
 		KEEP(uiw_destroy_id(e->lid));
+	for (int i = 0; i < TP_MAX_ENDS; i++)
+		if (e->qp && tp_end_qps[i] == e->qp)
+			tp_end_qps[i] = NULL;
 	if (e->qp)
 		KEEP(uiw_destroy_qp(e->qp));
 	for (int i = 0; i < e->nxmr; i++)
@@ -700,7 +738,7 @@ static void peer_do(struct peer_state *ps, const struct peer_req *rq, struct pee
 		if (rq->op == PO_FILL)
 			pat_fill(p, rq->a[1], rq->a[2]);
 		else if (rq->op == PO_ZERO)
-			memset(p, 0, rq->a[1]);
+			pat_zero(p, rq->a[1]);
 		else if (rq->op == PO_CHECK)
 			ret = pat_cmp(p, rq->a[1], rq->a[2]);
 		else
@@ -1228,7 +1266,7 @@ static void exchange(struct tp_end *e, struct tp_peer *p, uint32_t n, size_t slo
 
 	/* RDMA Write from the peer */
 	p_fill(p, c_out, n, seed + 4);
-	memset(in, 0, n + GUARD);
+	pat_zero(in, n + GUARD);
 	p_post1(p, 60, UIW_WR_RDMA_WRITE, UIW_SEND_SIGNALED, c_out, n, (uintptr_t)in, e->mr->rkey);
 	p_want_wc(p, 60, UIW_WC_RDMA_WRITE, UIW_WC_SUCCESS, NULL);
 	p_sync_read(p, e);

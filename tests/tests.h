@@ -30,6 +30,14 @@ uint64_t tu_seed(void);
 uint64_t tu_rand(uint64_t *state);
 void tu_rand_fill(uint64_t *state, void *buf, size_t len);
 
+/*
+ * Upper bound of a wait that must not fail on a slow build: @ms times
+ * UIW_TEST_TIME_SCALE (a positive integer) if set, else times 4 in a
+ * ThreadSanitizer build (5-15x slower than plain), else @ms.  Only for
+ * bounds that pass long before they expire, never for waits expected to time out.
+ */
+int tu_ms(int ms);
+
 /* Parse a hex string ("00 2a 41 43 ...", spaces ignored) into @out; returns length. */
 size_t tu_hex(const char *hex, uint8_t *out, size_t cap);
 
