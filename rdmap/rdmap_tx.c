@@ -91,6 +91,19 @@ static int tx_start_next(struct rdmap_qp *qp)
 			}
 			continue;
 		}
+		/* ORD 0: the connection lowered ORD to the peer's IRD of 0
+		 * (RFC 6581 §9.1) after this Read was posted; it can never go
+		 * out.  It fails here, in its turn (what went before is sent),
+		 * and the QP with it: what is behind it is flushed (verbs
+		 * ordering), instead of everything waiting forever. */
+		if (w->wr.opcode == RDMAP_WR_READ && qp->cfg.ord == 0) {
+			w->status = RDMAP_WC_LOC_QP_OP_ERR;
+			w->state = SWQE_DONE;
+			qp->sq_next++;
+			rdmap_sq_complete_ready(qp);
+			local_fail(qp);
+			return 0;
+		}
 		/* ORD: queue locally rather than exceed the peer's IRD. */
 		if (w->wr.opcode == RDMAP_WR_READ && qp->orq_count >= qp->cfg.ord)
 			return 0;

@@ -208,6 +208,19 @@ static void id_abort(struct uiw_cm_id *id)
 		id->state = UIW_ID_CLOSING;
 }
 
+/* A close that could not send what it had queued in time (the peer stopped
+ * reading): abort.  SO_LINGER 0 makes the close a RST that frees the
+ * kernel's send queue; the shutdown ends the send and read in flight. */
+static void id_drain_abort(struct uiw_cm_id *id)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	if (id->fd >= 0)
+		setsockopt(id->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	id->drain_until = 0;
+	id_abort(id);
+}
+
 /* The connection failed: flush the QP, or report the handshake failure. */
 static void id_conn_failed(struct uiw_cm_id *id, int err, int eof)
 {
@@ -515,10 +528,14 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		if (!id->misc_busy) {
 			unsigned pending = 0;
 
+			/* in the handshake, or waiting for the application's
+			 * accept/reject: both hold an fd and an id */
 			for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
-				pending += c->listener == id && c->state == UIW_ID_MPA;
-			if (pending >= UIW_HS_PENDING_MAX) {
-				/* handshakes end (or time out): look again soon */
+				pending += c->listener == id &&
+					   (c->state == UIW_ID_MPA || c->state == UIW_ID_REQ);
+			if (pending >= id->pending_max) {
+				/* handshakes end (or time out), the application
+				 * answers: look again soon */
 				if (now + 10000000ull < *deadline)
 					*deadline = now + 10000000ull;
 				return 0;
@@ -560,12 +577,32 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 	}
 
 	if (qp) {
+		/* a CQ of this QP overflowed: the QP goes to error (as with a
+		 * verbs CQ error), which closes the connection; one sending a
+		 * TERMINATE gets there by itself */
+		if ((qp->state == RDMAP_QPS_RTS || qp->state == RDMAP_QPS_CLOSING) &&
+		    (id->qp->send_cq->error || id->qp->recv_cq->error))
+			rdmap_qp_modify_error(qp);
 		rdmap_qp_progress(qp);
 		if (id->state == UIW_ID_CLOSING && qp->state == RDMAP_QPS_CLOSING &&
 		    rdmap_qp_close(qp))
 			id->close_after_tx = 1;
 		if (qp->state == RDMAP_QPS_ERROR)
 			id->close_after_tx = 1;
+	}
+
+	/* closing (uiw_disconnect(), an error, a Reject): what is queued must
+	 * leave within UIW_LINGER_NS (UIW_LINGER_ERR_NS once the QP is in
+	 * error), else the connection is aborted; a peer advertising a zero
+	 * window would otherwise hold the QP, fd and buffers forever */
+	if (!id->tx_shut && (id->close_after_tx || id->state == UIW_ID_CLOSING)) {
+		if (!id->drain_until)
+			id->drain_until = now + (qp && qp->state == RDMAP_QPS_ERROR ? UIW_LINGER_ERR_NS
+										   : UIW_LINGER_NS);
+		if (now >= id->drain_until)
+			id_drain_abort(id);
+		else if (id->drain_until < *deadline)
+			*deadline = id->drain_until;
 	}
 
 	/* transmit (held for a while after the Reply: first_fpdu_delay_ms) */
@@ -1115,6 +1152,8 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	}
 	id->fd = fd;
 	id->port = ss_port(&sa);
+	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
+								       : UIW_HS_PENDING_MAX;
 	id->state = UIW_ID_LISTEN;
 	pthread_mutex_unlock(&ctx->lock);
 	engine_wake(ctx);

@@ -63,6 +63,7 @@ struct uiw_cq {
 	struct uiw_wc *ring;
 	unsigned cap, head, count;
 	int overflow;
+	int error; /* overflowed once: its QPs are moved to error (sticky) */
 	unsigned refs;
 	void *cq_context;
 	struct uiw_comp_channel *channel;
@@ -110,7 +111,10 @@ enum uiw_id_state {
 	UIW_ID_DEAD	       /* socket closed */
 };
 
-/* After our FIN, how long we wait for the peer's before closing anyway. */
+/* After our FIN, how long we wait for the peer's before closing anyway;
+ * also how long a closing connection may take to send what it still has
+ * queued (from uiw_disconnect(), or from the QP's move to error) before it
+ * is aborted: a peer that stops reading (zero window) cannot hold it. */
 #define UIW_LINGER_ERR_NS 2000000000ull /* after a TERMINATE */
 #define UIW_LINGER_NS	  10000000000ull /* after a graceful close or reject */
 #define UIW_RX_IOV 32
@@ -134,6 +138,7 @@ struct uiw_cm_id {
 	struct uiw_cm_id *listener;
 	enum uiw_id_state state;
 	uint64_t accept_after; /* listener: no accept before (engine_now_ns) */
+	unsigned pending_max;  /* listener: see UIW_HS_PENDING_MAX (from the backlog) */
 	int fd;
 	uint16_t port;
 	struct sockaddr_storage addr;
@@ -158,6 +163,7 @@ struct uiw_cm_id {
 	int close_after_tx;
 	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
 	uint64_t linger_until;	/* after SHUT_WR: stop waiting for the peer's FIN */
+	uint64_t drain_until;	/* closing: abort if the send side is not done by then */
 	struct iovec rx_iov[UIW_RX_IOV];
 	int rx_niov; /* entries of @rx_iov in the read in flight */
 	struct iovec tx_iov[UIW_TX_IOV];
@@ -186,11 +192,13 @@ int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);
 
-/* A listener keeps at most this many connections in the MPA handshake
- * (accepted by TCP, not yet handed to the application); beyond it,
- * connections wait in the kernel's backlog.  Bounds the fds and memory a
- * flood of connections that never finish the handshake can take (each is
- * dropped after the handshake timeout anyway). */
+/* A listener keeps at most min(backlog, UIW_HS_PENDING_MAX) connections
+ * (backlog <= 0: UIW_HS_PENDING_MAX) in the MPA handshake or waiting for the
+ * application (CONNECT_REQUEST reported, no uiw_accept()/uiw_reject() yet);
+ * beyond it, connections wait in the kernel's backlog.  Bounds the fds and
+ * memory a flood of connections can take: those that never finish the
+ * handshake (dropped after the handshake timeout) and those that finish it
+ * while the application does not answer (kept until it does). */
 #define UIW_HS_PENDING_MAX 256
 /* after accept() failed for want of fds or memory, retry this much later
  * instead of at once (which would spin) */

@@ -400,6 +400,13 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	if (cq->count == cq->cap) {
 		if (!cq->overflow)
 			__atomic_store_n(&cq->overflow, 1, __ATOMIC_RELAXED);
+		/* a completion is lost: every QP on this CQ goes to error (the
+		 * engine does it at its next turn, outside this upcall; a verbs
+		 * CQ error does the same), so none goes on with lost state */
+		if (!cq->error) {
+			cq->error = 1;
+			engine_wake(cq->ctx);
+		}
 		return;
 	}
 	wc = &cq->ring[(cq->head + cq->count) % cq->cap];

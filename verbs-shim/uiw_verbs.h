@@ -282,8 +282,12 @@ int uiw_destroy_comp_channel(struct uiw_comp_channel *channel);
  * uiw_create_cq() - a completion queue of @cqe entries, reporting events on
  * @channel (NULL: none) with @cq_context.  Returns 0, -EINVAL (@cqe not
  * positive, channel of another context), -ENOMEM.  A CQ that overflows loses
- * completions (uiw_poll_cq() then says -EOVERFLOW once); size it for the send
- * and receive queues it serves.
+ * completions (uiw_poll_cq() then says -EOVERFLOW once) and, as a verbs CQ
+ * error, moves every connected QP using it to error: their WRs are flushed
+ * (into the same CQ: those that do not fit are lost too), their connections
+ * close and DISCONNECTED is reported; so for any QP connected over it later
+ * (the CQ stays in error: replace it).  Size it for the send and receive
+ * queues it serves.
  */
 int uiw_create_cq(struct uiw_context *ctx, int cqe, void *cq_context,
 		  struct uiw_comp_channel *channel, struct uiw_cq **cq);
@@ -442,7 +446,10 @@ struct uiw_recv_wr {
  * sg_list, Read with more than one SGE, local invalidate with SGEs, Read
  * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long),
  * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
- * -EPIPE (the QP is closing).  On a QP in error WRs are accepted and
+ * -EPIPE (the QP is closing).  A Read posted before the connection that
+ * then negotiated ORD 0 (the peer's IRD) completes with
+ * UIW_WC_LOC_QP_OP_ERR in its turn and moves the QP to error (the WRs
+ * behind it are flushed).  On a QP in error WRs are accepted and
  * complete with UIW_WC_WR_FLUSH_ERR.  As on every iWARP RNIC, a Send or
  * Write completes when handed to TCP, not when the peer has it.
  */
@@ -543,7 +550,12 @@ int uiw_destroy_id(struct uiw_cm_id *id);
  * uiw_listen() - listen on @host:@port (IPv4 or IPv6 literal or host name;
  * NULL: any address, IPv6 and IPv4) with
  * @backlog.  @port 0 lets the kernel choose; read it with uiw_get_port().
- * Incoming connections arrive as UIW_CM_EVENT_CONNECT_REQUEST.  Returns 0,
+ * Incoming connections arrive as UIW_CM_EVENT_CONNECT_REQUEST.  At most
+ * min(@backlog, 256) connections (@backlog <= 0: 256) are held by the
+ * listener at a time, counting those in the MPA handshake and those reported
+ * as CONNECT_REQUEST not yet accepted or rejected; more wait in the kernel's
+ * backlog (and beyond it, TCP's SYN retries) until one of those is answered
+ * or fails its handshake.  Returns 0,
  * -EINVAL (id in use), -EHOSTUNREACH (name not resolved), or the -errno of
  * socket/bind/listen (-EADDRINUSE, ...).
  */
@@ -594,7 +606,10 @@ int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len);
  * queued is sent, then TCP is closed.  Both sides then get DISCONNECTED and
  * their QPs go to error, flushing outstanding WRs (UIW_WC_WR_FLUSH_ERR).
  * A peer that never closes its side is cut off after 10 s (2 s after a
- * TERMINATE).  Returns 0, -EINVAL (not connected).
+ * TERMINATE).  What is queued must be handed to TCP within 10 s (2 s when
+ * the close comes from an error or uiw_modify_qp() to ERR): a peer that
+ * stops reading gets the connection reset, the rest is flushed and
+ * DISCONNECTED follows.  Returns 0, -EINVAL (not connected).
  */
 int uiw_disconnect(struct uiw_cm_id *id);
 

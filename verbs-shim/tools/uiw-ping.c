@@ -59,7 +59,9 @@
 #define PING_RQ_DEPTH  2
 #define PING_CQ_DEPTH  (2 * PING_SQ_DEPTH)
 #define PING_IRD_ORD   1 /* rping's responder_resources and initiator_depth */
-#define PING_BACKLOG   8
+/* connections held by the listener (handshaking or awaiting our accept;
+ * uiw_listen()): a persistent server (-P) takes many clients at once */
+#define PING_BACKLOG   64
 #define PING_TIMEOUT_S 10
 #define PING_CLOSE_MS  5000 /* wait for DISCONNECTED after our own disconnect */
 /* as initiator, hold the first FPDU after the MPA Reply: Linux siw drops one
