@@ -56,7 +56,7 @@ uint64_t engine_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void engine_wake(struct uiw_context *ctx)
+void engine_kick(struct uiw_context *ctx)
 {
 	uint64_t one = 1;
 
@@ -65,6 +65,36 @@ void engine_wake(struct uiw_context *ctx)
 	/* EAGAIN (counter saturated) still means "awake": ignore the result. */
 	if (write(ctx->efd, &one, sizeof(one)) < 0)
 		return;
+}
+
+void engine_wake(struct uiw_context *ctx)
+{
+	__atomic_store_n(&ctx->all_dirty, 1, __ATOMIC_RELEASE);
+	engine_kick(ctx);
+}
+
+void engine_mark(struct uiw_cm_id *id)
+{
+	if (id->dirty)
+		return;
+	id->dirty = 1;
+	id->dirty_next = id->ctx->dirty;
+	id->ctx->dirty = id;
+}
+
+/* (lock held) take @id off the dirty list before it is freed */
+static void engine_unmark(struct uiw_cm_id *id)
+{
+	struct uiw_cm_id **pp;
+
+	if (!id->dirty)
+		return;
+	for (pp = &id->ctx->dirty; *pp; pp = &(*pp)->dirty_next)
+		if (*pp == id) {
+			*pp = id->dirty_next;
+			break;
+		}
+	id->dirty = 0;
 }
 
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
@@ -438,6 +468,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		c->state = UIW_ID_MPA;
 		c->next = ctx->ids;
 		ctx->ids = c;
+		engine_mark(c);
 		return;
 	}
 	if (id->state != UIW_ID_TCP_CONNECTING)
@@ -728,6 +759,8 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 
 	if (!op)
 		return; /* a cancel request */
+	if (op->kind != UIW_OP_EFD)
+		engine_mark(op->id);
 	switch (op->kind) {
 	case UIW_OP_EFD:
 		ctx->efd_busy = 0;
@@ -745,6 +778,60 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 }
 
 /*
+ * Service the ids that need it (lock held): every id when a full scan was
+ * asked for (engine_wake()) or a deadline is due, else only the ids marked
+ * since (completions of their I/O, posted work requests).  A full scan
+ * costs one id_service() per connection: with 1024 connections on a
+ * context, doing it on every turn made the engine O(connections) per
+ * completion.  @deadline gets the earliest deadline seen; ctx->timer_due
+ * remembers it for the turns that do not look at every id.
+ */
+static void service_ids(struct uiw_context *ctx, uint64_t now, uint64_t *deadline)
+{
+	struct uiw_cm_id **pp, *list;
+
+	if (__atomic_exchange_n(&ctx->all_dirty, 0, __ATOMIC_ACQ_REL) || now >= ctx->timer_due) {
+		while ((list = ctx->dirty)) {
+			ctx->dirty = list->dirty_next;
+			list->dirty = 0;
+		}
+		for (pp = &ctx->ids; *pp;) {
+			struct uiw_cm_id *id = *pp;
+
+			if (id_service(id, now, deadline)) {
+				*pp = id->next;
+				engine_unmark(id);
+				id_free(id);
+			} else {
+				pp = &id->next;
+			}
+		}
+		ctx->timer_due = *deadline;
+		return;
+	}
+	list = ctx->dirty;
+	ctx->dirty = NULL;
+	while (list) {
+		struct uiw_cm_id *id = list;
+
+		list = id->dirty_next;
+		id->dirty = 0;
+		if (id_service(id, now, deadline)) {
+			for (pp = &ctx->ids; *pp && *pp != id; pp = &(*pp)->next)
+				;
+			if (*pp)
+				*pp = id->next;
+			engine_unmark(id);
+			id_free(id);
+		}
+	}
+	if (*deadline < ctx->timer_due)
+		ctx->timer_due = *deadline;
+	if (ctx->timer_due < *deadline)
+		*deadline = ctx->timer_due;
+}
+
+/*
  * One turn of the engine (context lock held): service every id, submit,
  * wait up to @timeout_ns for a completion (0: do not wait; UINT64_MAX:
  * until one comes) with the lock released, then handle what came.  Only
@@ -754,7 +841,6 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 {
 	uint64_t now = engine_now_ns(), deadline = UINT64_MAX;
-	struct uiw_cm_id **pp = &ctx->ids;
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	unsigned head, seen = 0;
@@ -774,16 +860,7 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 		return; /* polled mode: another thread owns the ring */
 	}
 	ctx->running = 1;
-	while (*pp) {
-		struct uiw_cm_id *id = *pp;
-
-		if (id_service(id, now, &deadline)) {
-			*pp = id->next;
-			id_free(id);
-		} else {
-			pp = &id->next;
-		}
-	}
+	service_ids(ctx, now, &deadline);
 	if (ctx->attr.mode != UIW_CTX_POLLED && !ctx->efd_busy && (sqe = get_sqe(ctx))) {
 		io_uring_prep_read(sqe, ctx->efd, &ctx->efd_buf, sizeof(ctx->efd_buf), 0);
 		io_uring_sqe_set_data(sqe, &ctx->efd_op);
@@ -817,16 +894,7 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 	if (seen && ctx->attr.mode == UIW_CTX_POLLED) {
 		/* act on what came (post the next reads and sends) right away */
 		now = engine_now_ns();
-		for (pp = &ctx->ids; *pp;) {
-			struct uiw_cm_id *id = *pp;
-
-			if (id_service(id, now, &deadline)) {
-				*pp = id->next;
-				id_free(id);
-			} else {
-				pp = &id->next;
-			}
-		}
+		service_ids(ctx, now, &deadline);
 		io_uring_submit(&ctx->ring);
 	}
 }
@@ -1025,6 +1093,7 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 			break;
 		}
 	}
+	engine_unmark(id);
 	/* events naming this id would dangle */
 	for (pe = &ctx->ev_head; *pe;) {
 		struct uiw_ev_node *e = *pe;

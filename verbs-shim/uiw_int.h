@@ -43,6 +43,13 @@ struct uiw_context {
 	pthread_t thread;
 	int stop;
 	struct uiw_cm_id *ids;
+	/* ids to service on the next turn (engine_mark()); every id is
+	 * serviced when @all_dirty is set (engine_wake(): an API call that may
+	 * touch any id) or when @timer_due passed (the earliest deadline an id
+	 * asked for when it was last serviced) */
+	struct uiw_cm_id *dirty;
+	int all_dirty; /* atomic: set by engine_wake() from any thread */
+	uint64_t timer_due;
 	struct uiw_ev_node *ev_head, **ev_tail;
 	unsigned npd, ncq, nqp, nid, nch, nsrq;
 	int cm_efd;  /* CM events queued (semaphore eventfd) */
@@ -135,6 +142,8 @@ struct uiw_cm_id {
 	struct uiw_context *ctx;
 	void *context;
 	struct uiw_cm_id *next;
+	struct uiw_cm_id *dirty_next; /* in ctx->dirty while @dirty */
+	int dirty;
 	struct uiw_cm_id *listener;
 	enum uiw_id_state state;
 	uint64_t accept_after; /* listener: no accept before (engine_now_ns) */
@@ -188,6 +197,11 @@ struct uiw_cm_id {
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
 uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);
+/* engine_mark() - (lock held) service @id on the next turn; engine_kick()
+ * then wakes the progress thread without asking for a full scan (the data
+ * path: uiw_post_send/uiw_post_recv).  engine_wake() asks for a full scan. */
+void engine_mark(struct uiw_cm_id *id);
+void engine_kick(struct uiw_context *ctx);
 int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);

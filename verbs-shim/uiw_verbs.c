@@ -581,7 +581,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
-	int ret = 0;
+	int ret = 0, marked;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
@@ -594,10 +594,16 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	/* Queue FPDUs now; the progress thread submits them. */
 	if (qp->id && qp->qp.mpa && qp->qp.state != RDMAP_QPS_IDLE && qp->id->state != UIW_ID_DEAD)
 		rdmap_qp_progress(&qp->qp);
+	marked = qp->id != NULL;
+	if (marked)
+		engine_mark(qp->id); /* only this connection needs a look */
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	engine_wake(ctx);
+	if (marked)
+		engine_kick(ctx);
+	else
+		engine_wake(ctx);
 	return ret;
 }
 
@@ -708,6 +714,8 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 			break;
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	/* a receive may unblock a Send waiting in any QP's socket */
+	engine_wake(ctx);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	return ret;
@@ -717,7 +725,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_recv_wr w;
-	int ret = 0;
+	int ret = 0, marked;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (qp->srq)
@@ -734,10 +742,16 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 		if (ret)
 			break;
 	}
+	marked = qp->id != NULL;
+	if (marked)
+		engine_mark(qp->id);
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	/* a receive may unblock a Send waiting in the socket */
-	engine_wake(ctx);
+	if (marked)
+		engine_kick(ctx);
+	else
+		engine_wake(ctx);
 	return ret;
 }

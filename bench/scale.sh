@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# bench/scale.sh [-r REPS] [-D SECS] [-s SIZE] [-q "1 16 256 1024"] - many
+# QPs on one engine thread (issue 7): `uiw-perf write_bw -q N` on 127.0.0.1
+# for each N, one server and one client process (each context has one
+# engine thread), repetitions interleaved (1, 16, 256, 1024, 1, 16, ...).
+# The send queue depth per QP is max(1, 128 / N), so that about 128 Writes
+# are in flight in all (at least one per QP).  Reports per N the median
+# aggregate bandwidth with min..max, its ratio to one QP, and the client's
+# peak RSS; then the memory of an idle QP: the client's peak RSS with N QPs
+# that each move one 8-octet Write, (RSS(N) - RSS(1)) / (N - 1).
+# Defaults: 3 repetitions of 3 s, 64 KiB Writes.  Needs `make` first.
+# Needs GNU time (/usr/bin/time, Debian package time) for the peak RSS.
+# Env: UIW_BIN (build/bin).
+
+set -u
+REPS=3
+SECS=3
+SIZE=64K
+QS="1 16 256 1024"
+while getopts r:D:s:q:h o; do
+	case $o in
+	r) REPS=$OPTARG ;;
+	D) SECS=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
+	q) QS=$OPTARG ;;
+	*)
+		sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+		[ "$o" = h ] && exit 0
+		exit 2
+		;;
+	esac
+done
+BIN=${UIW_BIN:-build/bin}
+PERF=$BIN/uiw-perf
+[ -x "$PERF" ] || { echo "scale: $PERF not built (make)"; exit 1; }
+[ -x /usr/bin/time ] || { echo "scale: /usr/bin/time (Debian package time) is needed"; exit 1; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/uiw-scale.XXXXXX") || exit 1
+SPID=
+cleanup() {
+	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# run Q DEPTH SIZE ARGS...: one client run against a fresh server; prints
+# "MBPS HWM_KB" or "fail"
+run() {
+	q=$1
+	t=$2
+	s=$3
+	shift 3
+	"$PERF" write_bw -p 0 >"$TMP/srv" 2>&1 &
+	SPID=$!
+	port=
+	n=0
+	while [ -z "$port" ] && [ $n -lt 100 ]; do
+		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$TMP/srv" | head -n 1)
+		[ -z "$port" ] && sleep 0.1
+		n=$((n + 1))
+	done
+	out=fail
+	if [ -n "$port" ] && /usr/bin/time -f %M -o "$TMP/rss" timeout 120 "$PERF" write_bw -s "$s" \
+		-q "$q" -t "$t" "$@" -p "$port" 127.0.0.1 >"$TMP/cli" 2>"$TMP/cli.err"; then
+		mb=$(awk '$1 ~ /^[0-9]+$/ && NF == 5 {v = $4} END {print v}' "$TMP/cli")
+		[ -n "$mb" ] && out="$mb $(tail -n 1 "$TMP/rss")"
+	else
+		echo "scale: $q QPs: $(tail -n 2 "$TMP/cli.err" | tr '\n' ' ') server: $(tail -n 2 "$TMP/srv" | tr '\n' ' ')" >&2
+	fi
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+	SPID=
+	echo "$out"
+}
+
+median() { sort -n | awk '{a[NR] = $1} END {if (NR) printf "%s %s %s", a[int((NR + 1) / 2)], a[1], a[NR]; else print "- - -"}'; }
+
+echo "uiwarp scale: write_bw $SIZE, $REPS x $SECS s per QP count, $(nproc) CPUs, $(uname -r)"
+for r in $(seq 1 "$REPS"); do
+	for q in $QS; do
+		t=$((128 / q))
+		[ $t -lt 1 ] && t=1
+		res=$(run "$q" "$t" "$SIZE" -D "$SECS")
+		echo "  rep $r: $q QPs (depth $t): $res"
+		echo "$res" >>"$TMP/bw.$q"
+	done
+done
+base=
+printf '\n| QPs | depth per QP | MB/s median (min..max) | ratio to 1 QP | client peak RSS |\n|---|---|---|---|---|\n'
+for q in $QS; do
+	t=$((128 / q))
+	[ $t -lt 1 ] && t=1
+	set -- $(grep -v fail "$TMP/bw.$q" | awk '{print $1}' | median)
+	med=$1
+	lo=$2
+	hi=$3
+	rss=$(grep -v fail "$TMP/bw.$q" | awk '{print $2}' | sort -n | tail -n 1)
+	[ -z "$base" ] && base=$med
+	ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
+	printf '| %s | %s | %s (%s..%s) | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" \
+		"$(awk -v k="${rss:-0}" 'BEGIN {printf "%.1f", k / 1024}')"
+	fails=$(grep -c fail "$TMP/bw.$q")
+	[ "$fails" -gt 0 ] && echo "  ($fails of $REPS runs with $q QPs failed)"
+done
+
+# memory of an idle QP: one 8-octet Write per QP
+r1=
+printf '\n| QPs (one 8-octet Write each) | client peak RSS | per QP beyond the first |\n|---|---|---|\n'
+for q in $QS; do
+	set -- $(run "$q" 1 8 -n 1)
+	rss=${2:-0}
+	[ -z "$r1" ] && r1=$rss
+	per=$(awk -v a="$rss" -v b="$r1" -v q="$q" 'BEGIN {if (q > 1) printf "%.1f KiB", (a - b) / (q - 1); else print "-"}')
+	printf '| %s | %s MB | %s |\n' "$q" "$(awk -v k="$rss" 'BEGIN {printf "%.1f", k / 1024}')" "$per"
+done
