@@ -30,8 +30,11 @@
  * single-issuer: the thread that creates the CLIENT (its connection setup
  * turns the engine) drives it from then on, and no other thread may call it (stricter than libtirpc's
  * clnt_vc, which allows one thread at a time): for calls in flight at once
- * open one CLIENT per thread.  An SVCXPRT runs its own progress thread;
- * svc_run() serves it from one thread.
+ * open one CLIENT per thread (or keep several calls in flight on one CLIENT
+ * with clnt_rdma_call_start()/clnt_rdma_call_wait()).  An SVCXPRT owns a
+ * polled context too, turned by the thread that serves it: svc_run() (or
+ * svc_getreq_poll()) wakes on its uiw_context_fd(); serve it from one
+ * thread.
  */
 #ifndef UIW_RPC_RDMA_H
 #define UIW_RPC_RDMA_H
@@ -62,6 +65,11 @@ extern "C" {
  *	reply within the window costs no wake-up: NULL round trips on
  *	loopback take about half as long.  Server: after a reply, look for the
  *	next call this long before svc_run() sleeps (default 50; -1: never).
+ * @wait_ms: server: the longest its one thread waits for an RDMA Read or
+ *	Write, a Send buffer or a reply's Send to complete on one connection
+ *	(a peer that does not answer RDMA Reads or stops reading TCP) before
+ *	it fails that connection; other connections are not served meanwhile.
+ *	0: the environment's UIW_RPC_WAIT_MS, else 10000.  Client: unused.
  */
 struct rpc_rdma_opts {
 	uint32_t inline_send;
@@ -74,6 +82,7 @@ struct rpc_rdma_opts {
 	int crc;
 	int connect_timeout_ms;
 	int poll_us;
+	int wait_ms;
 };
 
 /**

@@ -52,6 +52,8 @@ static int dbg_on = -1; /* UIW_RPC_DEBUG, read once */
 	} while (0)
 #define NTX	  8 /* reply Send buffers per connection */
 #define QCAP	  (MAX_CONNS * RR_CREDITS_MAX) /* calls waiting for dispatch */
+/* send queue depth: Read or Write chunk segments, reply Sends and spare */
+#define SV_SEND_WR (4 * RR_MAX_CHUNK_SEGS + NTX + 8)
 
 static __thread char svc_err[256];
 
@@ -95,6 +97,10 @@ struct sconn {
 	int reads_done, writes_done;
 	int failed;
 	uint32_t gen; /* generation of this slot's connection (SV_WRID) */
+	/* the reply buffer of a Send that never completed: the failed QP may
+	 * still read it, so it is freed with the connection */
+	uint8_t *orphan;
+	struct uiw_mr *orphan_mr;
 };
 
 struct rr_svc {
@@ -117,6 +123,10 @@ struct rr_svc {
 	size_t rcap;
 	struct uiw_mr *r_mr;
 	struct rpc_rdma_info info;
+	int wait_ms; /* bound of one wait for a Read, Write or Send (opts) */
+	uint64_t queue_full; /* calls refused: dispatch ring full */
+	uint64_t cq_overflows;
+	int waiting; /* inside a bounded wait (wait_wr, tx_slot, a Long reply's Send) */
 };
 
 /* ---- connections ------------------------------------------------------- */
@@ -142,10 +152,20 @@ static void conn_free(struct sconn *cn)
 {
 	struct rr_svc *sv = cn->sv;
 
-	/* calls of this connection still queued are dropped */
-	for (unsigned i = sv->qh; i != sv->qt; i++)
-		if (sv->q[i % QCAP] && sv->q[i % QCAP]->cn == cn)
-			sv->q[i % QCAP] = NULL;
+	/* calls of this connection still queued are dropped: the ring is
+	 * compacted, so that they no longer count (left as holes, they did,
+	 * and calls of other connections queued later overwrote unread ones) */
+	{
+		unsigned w = sv->qh;
+
+		for (unsigned i = sv->qh; i != sv->qt; i++) {
+			struct sreq *r = sv->q[i % QCAP];
+
+			if (r && r->cn != cn)
+				sv->q[w++ % QCAP] = r;
+		}
+		sv->qt = w;
+	}
 	if (sv->cur && sv->cur->cn == cn)
 		sv->cur = NULL;
 	/* the id first: uiw_destroy_qp() refuses a QP its id still holds */
@@ -161,6 +181,9 @@ static void conn_free(struct sconn *cn)
 		uiw_dereg_mr(cn->c_mr);
 	if (cn->p0_mr)
 		uiw_dereg_mr(cn->p0_mr);
+	if (cn->orphan_mr)
+		uiw_dereg_mr(cn->orphan_mr);
+	free(cn->orphan);
 	free(cn->rx);
 	free(cn->tx);
 	free(cn->cbuf);
@@ -195,7 +218,7 @@ static void on_request(struct rr_svc *sv, struct uiw_cm_event *ev)
 	cn->id = ev->id;
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = qa.recv_cq = sv->cq;
-	qa.cap.max_send_wr = 4 * RR_MAX_CHUNK_SEGS + NTX + 8;
+	qa.cap.max_send_wr = SV_SEND_WR;
 	qa.cap.max_recv_wr = sv->o.credits;
 	qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 1;
@@ -276,6 +299,18 @@ static int cm_events(struct rr_svc *sv)
 
 static void queue_req(struct rr_svc *sv, struct sreq *r)
 {
+	if (sv->qt - sv->qh >= QCAP) {
+		/* cannot happen while every live connection holds at most its
+		 * credits here; never overwrite a call waiting for dispatch:
+		 * fail this connection instead (its requester reconnects) */
+		sv->queue_full++;
+		DBG("dispatch ring full (%u): connection failed\n", QCAP);
+		if (!r->cn->failed) {
+			r->cn->failed = 1;
+			uiw_disconnect(r->cn->id);
+		}
+		return;
+	}
 	sv->q[sv->qt++ % QCAP] = r;
 }
 
@@ -301,6 +336,7 @@ static int grow(uint8_t **buf, size_t *cap, struct uiw_mr **mr, struct uiw_pd *p
 }
 
 static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag);
+static int wait_wr_(struct rr_svc *sv, struct sconn *cn, int *flag);
 
 /* a call arrived in receive @slot of @cn (@len octets) */
 static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t len)
@@ -490,12 +526,36 @@ static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 	}
 }
 
+/* the CQ overflowed: completions were lost (a receive: a credit gone; a
+ * Send: its buffer busy for ever), which connections is not known: every
+ * connection is failed (their requesters reconnect) */
+static void cq_lost(struct rr_svc *sv)
+{
+	sv->cq_overflows++;
+	fprintf(stderr, "svc_rdma: completion queue overflow: every connection failed\n");
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct sconn *cn = &sv->conns[i];
+
+		if (cn->used && !cn->failed) {
+			cn->failed = 1;
+			uiw_disconnect(cn->id);
+		}
+	}
+}
+
 static int poll_cq(struct rr_svc *sv)
 {
 	struct uiw_wc wc[16];
 	int n, total = 0;
 
-	while ((n = uiw_poll_cq(sv->cq, 16, wc)) > 0) {
+	while ((n = uiw_poll_cq(sv->cq, 16, wc)) != 0) {
+		if (n < 0) {
+			if (n != -EOVERFLOW)
+				break;
+			cq_lost(sv); /* reported once: what is queued comes next */
+			total++;
+			continue;
+		}
 		for (int i = 0; i < n; i++)
 			on_wc(sv, &wc[i]);
 		total += n;
@@ -519,12 +579,22 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-#define SV_WAIT_MS 10000 /* bound of a wait for a Write, Read or Send slot */
+#define SV_WAIT_MS 10000 /* default bound of a wait for a Write, Read or Send (wait_ms) */
 
 /* wait (bounded) until *flag, turning the engine and taking other
  * completions meanwhile; a call that arrives meanwhile is queued (its pull
  * may nest once) */
 static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
+{
+	int rc;
+
+	sv->waiting++;
+	rc = wait_wr_(sv, cn, flag);
+	sv->waiting--;
+	return rc;
+}
+
+static int wait_wr_(struct rr_svc *sv, struct sconn *cn, int *flag)
 {
 	struct uiw_wc wc;
 	int64_t end = 0;
@@ -536,10 +606,12 @@ static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
 			on_wc(sv, &wc);
 			continue;
 		}
+		if (n == -EOVERFLOW)
+			cq_lost(sv); /* fails @cn too */
 		if (cn->failed || !cn->used)
 			return -EIO;
 		if (!end)
-			end = mono_ms() + SV_WAIT_MS;
+			end = mono_ms() + sv->wait_ms;
 		else if (mono_ms() > end)
 			return -EIO;
 		uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
@@ -547,23 +619,35 @@ static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
 	return 0;
 }
 
+static int tx_free(struct sconn *cn)
+{
+	for (int i = 0; i < NTX; i++)
+		if (!cn->tx_busy[i])
+			return i;
+	return -EIO;
+}
+
 static int tx_slot(struct rr_svc *sv, struct sconn *cn)
 {
 	int64_t end = 0;
+	int t;
 
+	sv->waiting++;
 	for (;;) {
-		for (int i = 0; i < NTX; i++)
-			if (!cn->tx_busy[i])
-				return i;
+		t = tx_free(cn);
+		if (t >= 0)
+			break;
 		poll_cq(sv);
 		if (cn->failed || !cn->used)
-			return -EIO;
+			break;
 		if (!end)
-			end = mono_ms() + SV_WAIT_MS;
+			end = mono_ms() + sv->wait_ms;
 		else if (mono_ms() > end)
-			return -EIO;
+			break;
 		uiw_progress(sv->ctx, 1);
 	}
+	sv->waiting--;
+	return t;
 }
 
 static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
@@ -582,15 +666,31 @@ static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
 	return uiw_post_send(cn->qp, &wr, &bad);
 }
 
+/* an RDMA_ERROR reply (ERR_VERS, ERR_CHUNK); when it cannot leave (no Send
+ * buffer within wait_ms, the QP broken) the connection is failed: its
+ * requester would otherwise wait for the answer for ever */
 static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len)
 {
-	int t = tx_slot(cn->sv, cn);
+	/* within a wait (its completions brought this call) no nested wait:
+	 * a peer that sends bad headers and reads nothing would nest them
+	 * as deep as it sends */
+	int t = cn->sv->waiting ? tx_free(cn) : tx_slot(cn->sv, cn);
 
-	if (t < 0 || len > cn->txsz)
+	if (t >= 0 && len <= cn->txsz) {
+		memcpy(cn->tx + (size_t)t * cn->txsz, buf, len);
+		if (post_send(cn, t, (uint32_t)len, 0))
+			t = -EIO;
+	} else {
+		t = -EIO;
+	}
+	if (t < 0) {
+		DBG("error reply not sent: connection failed\n");
+		if (cn->used && !cn->failed) {
+			cn->failed = 1;
+			uiw_disconnect(cn->id);
+		}
 		return -EIO;
-	memcpy(cn->tx + (size_t)t * cn->txsz, buf, len);
-	if (post_send(cn, t, (uint32_t)len, 0))
-		return -EIO;
+	}
 	uiw_progress(cn->sv->ctx, 0);
 	return 0;
 }
@@ -682,6 +782,21 @@ static bool_t x_freeargs(SVCXPRT *x, xdrproc_t xa, void *ap)
 	return xa(&fx, ap);
 }
 
+/* the failed QP of @cn may still read the reply buffer (its Reply chunk
+ * Write or Send never completed): it goes with the connection, the next
+ * reply gets a new one */
+static void orphan_rbuf(struct rr_svc *sv, struct sconn *cn)
+{
+	if (cn->orphan_mr)
+		uiw_dereg_mr(cn->orphan_mr);
+	free(cn->orphan);
+	cn->orphan = sv->rbuf;
+	cn->orphan_mr = sv->r_mr;
+	sv->rbuf = NULL;
+	sv->r_mr = NULL;
+	sv->rcap = 0;
+}
+
 static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 {
 	struct rr_svc *sv = SV(x);
@@ -695,7 +810,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	ssize_t hl;
 	int t, form, divert;
 	uint32_t inv = 0;
-	int fl = 0;
+	int fl = 0, wrote = 0; /* wrote: the Reply chunk Write reads sv->rbuf */
 
 	if (!r || !r->cn || !r->cn->used)
 		return FALSE;
@@ -771,6 +886,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			rsegs[i].length = (uint32_t)(left < rc->segs[i].length ? left : rc->segs[i].length);
 			left -= rsegs[i].length;
 		}
+		wrote = 1; /* even when only some of its WRs were posted */
 		if (rr_post_rdma(cn->qp, 1, sv->rbuf, sv->r_mr->lkey, s.pos, rc->segs, rc->nsegs,
 				 SV_WRID(cn, RR_WR_WRITE, 0)) < 0)
 			{ fl = __LINE__; goto fail; }
@@ -812,9 +928,28 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	DBG("reply sent: %zd octets, proc %u, inv %08x\n", hl, h.proc, inv);
 	sv->info.replies++;
 	if (h.proc == RPCRDMA_NOMSG) {
-		/* the reply buffer is reused by the next reply: wait for the Send */
-		while (cn->used && !cn->failed && cn->tx_busy[t])
-			poll_cq(sv);
+		/* the reply buffer is reused by the next reply: wait for the
+		 * Send, bounded and asleep (a peer that stops reading TCP never
+		 * lets it complete) */
+		int64_t end = mono_ms() + sv->wait_ms;
+
+		sv->waiting++;
+		while (cn->used && !cn->failed && cn->tx_busy[t]) {
+			if (poll_cq(sv))
+				continue;
+			if (mono_ms() > end) {
+				DBG("reply Send not complete after %d ms: connection failed\n", sv->wait_ms);
+				cn->failed = 1;
+				uiw_disconnect(cn->id);
+				break;
+			}
+			uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
+		}
+		sv->waiting--;
+		if (cn->used && cn->tx_busy[t]) {
+			orphan_rbuf(sv, cn);
+			return FALSE;
+		}
 	}
 	return TRUE;
 fail:
@@ -824,6 +959,8 @@ fail:
 		cn->failed = 1;
 		uiw_disconnect(cn->id);
 	}
+	if (wrote)
+		orphan_rbuf(sv, cn);
 	return FALSE;
 }
 
@@ -888,13 +1025,20 @@ SVCXPRT *svc_rdma_create(const char *addr, int port, const struct rpc_rdma_opts 
 	for (int i = 0; i < MAX_CONNS; i++)
 		sv->conns[i].sv = sv;
 	rr_opts_resolve(opts, &sv->o);
+	sv->wait_ms = SV_WAIT_MS;
+	if (opts && opts->wait_ms > 0)
+		sv->wait_ms = opts->wait_ms;
+	else if (getenv("UIW_RPC_WAIT_MS") && atoi(getenv("UIW_RPC_WAIT_MS")) > 0)
+		sv->wait_ms = atoi(getenv("UIW_RPC_WAIT_MS"));
 	memset(&ca, 0, sizeof(ca));
 	/* polled: svc_run()'s thread turns the engine itself, one wake-up per
 	 * call (a progress thread cost two thread switches per call) */
 	ca.mode = UIW_CTX_POLLED;
 	ca.crc = sv->o.crc > 0 ? UIW_CRC_ON : sv->o.crc == 0 ? UIW_CRC_OFF : UIW_CRC_DEFAULT;
 	if ((rc = uiw_open_context(&sv->ctx, &ca)) || (rc = uiw_alloc_pd(sv->ctx, &sv->pd)) ||
-	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (RR_CREDITS_MAX + NTX + 8), sv, NULL, &sv->cq)) ||
+	    /* every receive and every send WR of every connection may
+	     * complete (or flush) before the next poll */
+	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (int)(sv->o.credits + SV_SEND_WR), sv, NULL, &sv->cq)) ||
 	    (rc = uiw_create_id(sv->ctx, sv, &sv->listen)) ||
 	    (rc = uiw_listen(sv->listen, addr ? addr : "0.0.0.0", (uint16_t)port, 64))) {
 		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));

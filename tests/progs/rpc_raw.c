@@ -14,9 +14,31 @@
  *   then a valid NULL call      -> an RDMA_MSG reply: the connection survived
  *
  *   rpc_raw -p PORT [-a ADDR]      exit 0 all as expected, 1 otherwise
+ *
+ *   rpc_raw -m stall -p PORT [-s SIZE] [-t SECS]
+ *	a stalled requester: one GET of SIZE octets (default 16 MiB) offering
+ *	a Reply chunk, then it stops turning its engine (stops reading TCP)
+ *	for SECS seconds (default 60): the server's RDMA Write of the reply
+ *	and the Send after it cannot leave.  Prints "rpc_raw: stalled" once
+ *	its call has left, exits 0 after SECS.  -w FILE: connect, then wait
+ *	(turning the engine) until FILE exists before sending the call.
+ *	-e N: N headers of version 2 right behind the call (each to be
+ *	answered ERR_VERS, which cannot leave behind the stalled reply),
+ *	sent once the server writes the reply; "rpc_raw: not stalled" if a
+ *	reply got through meanwhile (the premise failed).
+ *
+ *   rpc_raw -m flood -p PORT -w FILE [-t SECS]
+ *	dispatch-ring churn against a server granting 128 credits that is
+ *	kept busy meanwhile (by stalled requesters): 62 connections, then,
+ *	once FILE exists, 128 NULL calls on each (8192 queued calls with
+ *	the other two); three of them disconnect at once and three new
+ *	connections take their places and send 128 calls each.  Every call
+ *	of the 62 connections that stayed must be answered within SECS
+ *	(default 30): exit 0, else 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +58,7 @@ static struct uiw_cq *cq;
 static struct uiw_mr *mr;
 static uint8_t *buf; /* NRX receive slots, then one send buffer */
 static int fails;
+static struct uiw_pd *pd;
 
 static int64_t now_ms(void)
 {
@@ -157,25 +180,394 @@ static void expect(const uint8_t *m, size_t len, uint32_t xid, uint32_t err, con
 	post_rx((unsigned)slot);
 }
 
+/* the header of an RDMA_MSG call at @m with no Read or Write chunk and a
+ * Reply chunk of one segment (@rlen octets at @raddr, STag @rkey; @rlen 0:
+ * none), then the RPC call header of BULK procedure @proc; returns its
+ * length (the arguments follow) */
+static size_t call_hdr(uint8_t *m, uint32_t xid, uint32_t proc, uint32_t rkey, uint64_t raddr, uint32_t rlen)
+{
+	size_t o = 0;
+
+	put32(m + o, xid), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, 128), o += 4;
+	put32(m + o, RPCRDMA_MSG), o += 4;
+	put32(m + o, 0), o += 4; /* no Read list */
+	put32(m + o, 0), o += 4; /* no Write list */
+	if (rlen) {
+		put32(m + o, 1), o += 4;
+		put32(m + o, 1), o += 4; /* one segment */
+		put32(m + o, rkey), o += 4;
+		put32(m + o, rlen), o += 4;
+		put32(m + o, (uint32_t)(raddr >> 32)), o += 4;
+		put32(m + o, (uint32_t)raddr), o += 4;
+	} else {
+		put32(m + o, 0), o += 4;
+	}
+	put32(m + o, xid), o += 4;
+	put32(m + o, 0), o += 4; /* CALL */
+	put32(m + o, 2), o += 4;
+	put32(m + o, PROG), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, proc), o += 4;
+	memset(m + o, 0, 16); /* AUTH_NONE cred and verf */
+	return o + 16;
+}
+
+/* turn the engine until @file exists (at most 60 s) */
+static int wait_file(const char *file)
+{
+	int64_t end = now_ms() + 60000;
+	struct stat st;
+	struct uiw_wc wc;
+
+	while (stat(file, &st)) {
+		if (now_ms() > end)
+			return -1;
+		while (uiw_poll_cq(cq, 1, &wc) == 1)
+			;
+		uiw_progress(ctx, 10);
+	}
+	return 0;
+}
+
+/* ---- -m flood ---------------------------------------------------------- */
+
+#define FL_F	 59 /* connections that stay */
+#define FL_G	 3  /* connections that leave with their calls queued */
+#define FL_B	 3  /* connections that take their places */
+#define FL_N	 (FL_F + FL_G + FL_B)
+#define FL_CALLS 128
+#define FL_RX	 256 /* a NULL reply is 52 octets */
+#define FL_TX	 128
+
+static struct fconn {
+	struct uiw_qp *qp;
+	struct uiw_cm_id *id;
+	int up, sent, left, got, err;
+} fc[FL_N];
+static uint8_t *fbuf; /* per connection: FL_CALLS receives, FL_CALLS sends */
+static struct uiw_mr *fmr;
+static struct uiw_cq *fcq;
+
+static uint8_t *fl_rx(int i, int k)
+{
+	return fbuf + ((size_t)i * 2 * FL_CALLS + (size_t)k) * FL_RX;
+}
+
+static uint8_t *fl_tx(int i, int k)
+{
+	return fl_rx(i, FL_CALLS) + (size_t)k * FL_TX;
+}
+
+static int fl_open(int i, const char *addr, int port)
+{
+	struct uiw_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = fcq;
+	qa.cap.max_send_wr = FL_CALLS + 8;
+	qa.cap.max_recv_wr = FL_CALLS;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (uiw_create_qp(pd, &qa, &fc[i].qp) || uiw_create_id(ctx, NULL, &fc[i].id))
+		return -1;
+	for (int k = 0; k < FL_CALLS; k++) {
+		struct uiw_sge sge = { (uintptr_t)fl_rx(i, k), FL_RX, fmr->lkey };
+		struct uiw_recv_wr wr = { (uint64_t)i << 32 | 1u << 16 | (unsigned)k, NULL, &sge, 1 }, *bad;
+
+		if (uiw_post_recv(fc[i].qp, &wr, &bad))
+			return -1;
+	}
+	return uiw_connect(fc[i].id, addr, (uint16_t)port, fc[i].qp, NULL) ? -1 : 0;
+}
+
+/* FL_CALLS NULL calls on connection @i */
+static int fl_send(int i)
+{
+	for (int k = 0; k < FL_CALLS; k++) {
+		uint8_t *m = fl_tx(i, k);
+		size_t n = call_hdr(m, 0x30000000u | (uint32_t)i << 8 | (uint32_t)k, 0, 0, 0, 0);
+		struct uiw_sge sge = { (uintptr_t)m, (uint32_t)n, fmr->lkey };
+		struct uiw_send_wr wr, *bad;
+
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = (uint64_t)i << 32 | 2u << 16 | (unsigned)k;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = UIW_WR_SEND;
+		wr.send_flags = UIW_SEND_SIGNALED;
+		if (uiw_post_send(fc[i].qp, &wr, &bad))
+			return -1;
+	}
+	fc[i].sent = 1;
+	return 0;
+}
+
+/* take completions and CM events for up to @ms */
+static void fl_turn(int ms)
+{
+	struct uiw_wc wc[32];
+	struct uiw_cm_event ev;
+	int n;
+
+	uiw_progress(ctx, ms);
+	while ((n = uiw_poll_cq(fcq, 32, wc)) != 0) {
+		if (n < 0) {
+			fprintf(stderr, "rpc_raw: flood: CQ overflow\n");
+			exit(1);
+		}
+		for (int j = 0; j < n; j++) {
+			int i = (int)(wc[j].wr_id >> 32);
+
+			if (i < 0 || i >= FL_N)
+				continue;
+			if (wc[j].status) {
+				fc[i].err++;
+				continue;
+			}
+			if ((wc[j].wr_id >> 16 & 0xffff) == 1)
+				fc[i].got++;
+			else
+				fc[i].left++;
+		}
+	}
+	while (uiw_get_cm_event(ctx, &ev, 0) == 0)
+		for (int i = 0; i < FL_N; i++)
+			if (fc[i].id == ev.id) {
+				if (ev.event == UIW_CM_EVENT_ESTABLISHED)
+					fc[i].up = 1;
+				else if (i < FL_F || i >= FL_F + FL_G)
+					fprintf(stderr, "rpc_raw: flood: connection %d: %s\n", i,
+						uiw_event_str(ev.event));
+			}
+}
+
+static int flood(const char *addr, int port, const char *file, int secs)
+{
+	int64_t end;
+	int ok = 1, calls = 0, replies = 0;
+
+	fbuf = aligned_alloc(4096, (size_t)FL_N * 2 * FL_CALLS * FL_RX);
+	if (!fbuf || uiw_reg_mr(pd, fbuf, (size_t)FL_N * 2 * FL_CALLS * FL_RX, UIW_ACCESS_LOCAL_WRITE, &fmr) ||
+	    uiw_create_cq(ctx, FL_N * (2 * FL_CALLS + 8), NULL, NULL, &fcq))
+		return 1;
+	for (int i = 0; i < FL_F + FL_G; i++)
+		if (fl_open(i, addr, port)) {
+			fprintf(stderr, "rpc_raw: flood: connection %d failed\n", i);
+			return 1;
+		}
+	for (end = now_ms() + 20000;;) {
+		int up = 0;
+
+		for (int i = 0; i < FL_F + FL_G; i++)
+			up += fc[i].up;
+		if (up == FL_F + FL_G)
+			break;
+		if (now_ms() > end) {
+			fprintf(stderr, "rpc_raw: flood: %d of %d connections up\n", up, FL_F + FL_G);
+			return 1;
+		}
+		fl_turn(5);
+	}
+	printf("rpc_raw: ready\n");
+	fflush(stdout);
+	{
+		struct stat st;
+
+		for (end = now_ms() + 60000; stat(file, &st);) {
+			if (now_ms() > end)
+				return 1;
+			fl_turn(10);
+		}
+	}
+	/* one that stays first (its calls at the head of the ring), then the
+	 * ones that leave, then the rest */
+	if (fl_send(0))
+		return 1;
+	for (int i = FL_F; i < FL_F + FL_G; i++)
+		if (fl_send(i))
+			return 1;
+	for (int i = 1; i < FL_F; i++)
+		if (fl_send(i))
+			return 1;
+	for (end = now_ms() + 10000;;) {
+		int left = 0;
+
+		for (int i = 0; i < FL_F + FL_G; i++)
+			left += fc[i].left;
+		if (left == (FL_F + FL_G) * FL_CALLS)
+			break;
+		if (now_ms() > end) {
+			fprintf(stderr, "rpc_raw: flood: %d calls of %d left\n", left, (FL_F + FL_G) * FL_CALLS);
+			return 1;
+		}
+		fl_turn(1);
+	}
+	for (int i = FL_F; i < FL_F + FL_G; i++)
+		uiw_disconnect(fc[i].id);
+	for (end = now_ms() + 300; now_ms() < end;)
+		fl_turn(5);
+	for (int i = FL_F + FL_G; i < FL_N; i++)
+		if (fl_open(i, addr, port)) {
+			fprintf(stderr, "rpc_raw: flood: connection %d failed\n", i);
+			return 1;
+		}
+	printf("rpc_raw: flooded\n");
+	fflush(stdout);
+	for (end = now_ms() + (int64_t)secs * 1000; now_ms() < end;) {
+		int done = 1;
+
+		for (int i = FL_F + FL_G; i < FL_N; i++)
+			if (fc[i].up && !fc[i].sent && fl_send(i))
+				return 1;
+		for (int i = 0; i < FL_N; i++)
+			if ((i < FL_F || i >= FL_F + FL_G) && fc[i].got < FL_CALLS)
+				done = 0;
+		if (done)
+			break;
+		fl_turn(5);
+	}
+	for (int i = 0; i < FL_N; i++) {
+		if (i >= FL_F && i < FL_F + FL_G)
+			continue;
+		calls += fc[i].sent ? FL_CALLS : 0;
+		replies += fc[i].got;
+		if (fc[i].got < FL_CALLS || fc[i].err) {
+			printf("rpc_raw: connection %d: %d of %d calls answered, %d errors\n", i, fc[i].got,
+			       FL_CALLS, fc[i].err);
+			ok = 0;
+		}
+	}
+	printf("rpc_raw: flood: %d calls, %d replies: %s\n", calls, replies, ok ? "ok" : "FAIL");
+	return ok ? 0 : 1;
+}
+
+/* -m stall: see the top of the file */
+static int stall(uint32_t size, int secs, const char *file, int nerr)
+{
+	uint32_t rlen = size + 4096;
+	static uint8_t *rbuf; /* static: reachable at exit (LeakSanitizer) */
+	struct uiw_mr *rmr;
+	struct uiw_wc wc;
+	uint8_t m[128];
+	size_t n;
+	int64_t end;
+
+	if (nerr < 0 || nerr > 256)
+		nerr = 256;
+	/* the Reply chunk, then the -e headers */
+	rbuf = aligned_alloc(4096, (size_t)rlen + 8192);
+	if (!rbuf || uiw_reg_mr(pd, rbuf, (size_t)rlen + 8192, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
+				&rmr)) {
+		fprintf(stderr, "rpc_raw: no Reply chunk memory\n");
+		return 1;
+	}
+	if (file) {
+		printf("rpc_raw: connected\n");
+		fflush(stdout);
+		if (wait_file(file))
+			return 1;
+	}
+	n = call_hdr(m, 0x2001, 1, rmr->rkey, (uintptr_t)rbuf, rlen);
+	put32(m + n, size), n += 4; /* bulk_getargs */
+	put32(m + n, 7), n += 4;
+	send_raw(m, n);
+	/* turn the engine until the call has left, then never again */
+	end = now_ms() + 10000;
+	for (;;) {
+		int k = uiw_poll_cq(cq, 1, &wc);
+
+		if (k == 1 && wc.wr_id == 1)
+			break;
+		if (now_ms() > end) {
+			fprintf(stderr, "rpc_raw: the call did not leave\n");
+			return 1;
+		}
+		if (k != 1)
+			uiw_progress(ctx, 5);
+	}
+	if (nerr) {
+		/* the server writes the reply now and its socket fills: then
+		 * the headers, turning the engine only until they have left */
+		usleep(500 * 1000);
+		for (int i = 0; i < nerr; i++) {
+			/* each Send from its own buffer: they all leave at once */
+			uint8_t *e = rbuf + rlen + (size_t)i * 32;
+			struct uiw_sge sge = { (uintptr_t)e, 28, rmr->lkey };
+			struct uiw_send_wr wr, *bad;
+
+			memset(e, 0, 28);
+			put32(e, 0x2100 + (uint32_t)i);
+			put32(e + 4, 2);
+			put32(e + 8, 1);
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = 3;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = UIW_WR_SEND;
+			wr.send_flags = i == nerr - 1 ? UIW_SEND_SIGNALED : 0;
+			if (uiw_post_send(qp, &wr, &bad)) {
+				fprintf(stderr, "rpc_raw: post_send failed\n");
+				return 1;
+			}
+		}
+		end = now_ms() + 10000;
+		for (;;) {
+			int k = uiw_poll_cq(cq, 1, &wc);
+
+			if (k == 1 && wc.wr_id == 3)
+				break;
+			if (k == 1 && wc.opcode == UIW_WC_RECV) {
+				/* the reply (or an error reply) got through */
+				printf("rpc_raw: not stalled\n");
+				fflush(stdout);
+			}
+			if (now_ms() > end) {
+				fprintf(stderr, "rpc_raw: the headers did not leave\n");
+				return 1;
+			}
+			if (k != 1)
+				uiw_progress(ctx, 0);
+		}
+	}
+	printf("rpc_raw: stalled\n");
+	fflush(stdout);
+	sleep((unsigned)secs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct uiw_context_attr ca = { .mode = UIW_CTX_POLLED };
 	struct uiw_qp_init_attr qa;
 	struct uiw_cm_id *id;
-	struct uiw_pd *pd;
 	struct uiw_cm_event ev;
 	const char *addr = "127.0.0.1";
-	int port = 0, c;
+	const char *mode = "hostile", *file = NULL;
+	int nerr = 0;
+	uint32_t size = 16u << 20;
+	int port = 0, c, secs = 60;
 	uint8_t m[128];
 	int64_t end;
 
-	while ((c = getopt(argc, argv, "a:p:h")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:h")) != -1) {
 		if (c == 'a')
 			addr = optarg;
 		else if (c == 'p')
 			port = atoi(optarg);
+		else if (c == 'm')
+			mode = optarg;
+		else if (c == 's')
+			size = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (c == 't')
+			secs = atoi(optarg);
+		else if (c == 'w')
+			file = optarg;
+		else if (c == 'e')
+			nerr = atoi(optarg);
 		else {
-			printf("usage: rpc_raw -p PORT [-a ADDR]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -186,15 +578,17 @@ int main(int argc, char **argv)
 	buf = aligned_alloc(4096, (size_t)(NRX + 1) * RXSZ);
 	memset(&qa, 0, sizeof(qa));
 	if (!buf || uiw_open_context(&ctx, &ca) || uiw_alloc_pd(ctx, &pd) ||
-	    uiw_create_cq(ctx, 64, NULL, NULL, &cq))
+	    uiw_create_cq(ctx, 512, NULL, NULL, &cq))
 		return 1;
 	qa.send_cq = qa.recv_cq = cq;
-	qa.cap.max_send_wr = 16;
+	qa.cap.max_send_wr = 256;
 	qa.cap.max_recv_wr = NRX;
 	if (uiw_create_qp(pd, &qa, &qp) ||
 	    uiw_reg_mr(pd, buf, (size_t)(NRX + 1) * RXSZ, UIW_ACCESS_LOCAL_WRITE, &mr) ||
 	    uiw_create_id(ctx, NULL, &id))
 		return 1;
+	if (!strcmp(mode, "flood"))
+		return file ? flood(addr, port, file, secs == 60 ? 30 : secs) : 2;
 	for (unsigned i = 0; i < NRX; i++)
 		post_rx(i);
 	if (uiw_connect(id, addr, (uint16_t)port, qp, NULL)) /* no RFC 8797 data */
@@ -213,6 +607,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+
+	if (!strcmp(mode, "stall"))
+		return stall(size, secs, file, nerr);
 
 	/* xid, vers, credits, proc, then three empty lists: 28 octets */
 	memset(m, 0, sizeof(m));

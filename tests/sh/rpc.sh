@@ -16,7 +16,10 @@
 #                               against a server granting 4 credits
 # and checks that RDMA and TCP give the same results, that the chunk
 # counters of --info moved what they should, and that a call larger than the
-# client's reply buffer fails cleanly.  Exit 0 pass, 1 fail.  Every process
+# client's reply buffer fails cleanly; then, against a server of its own,
+# peers that misbehave at the transport level (tests/progs/rpc_raw.c): one
+# that stops reading TCP (bounded, sleeping waits), dispatch-ring churn with
+# 8192 queued calls, error replies that cannot leave.  Exit 0 pass, 1 fail.  Every process
 # started here is killed and reaped on exit; every wait is bounded.
 # Env: UIW_BIN (build/bin: the examples are in ../examples), UIW_SAN.
 
@@ -193,6 +196,102 @@ if timeout "$T" "$RAW" -p "$RP" >"$TMP/raw.log" 2>&1; then
 	pass "rpc_raw: $(grep -c ': ok:' "$TMP/raw.log") hostile-header checks"
 else
 	fail "rpc_raw: $(grep -v ': ok:' "$TMP/raw.log" | tr '\n' ' ')"
+fi
+
+# a server of its own (128 credits, waits bounded at $W ms by UIW_RPC_WAIT_MS)
+# for requesters that misbehave at the transport level
+if [ -n "${UIW_SAN:-}" ]; then W=5000; else W=3000; fi
+UIW_RPC_WAIT_MS=$W "$SRV" --rdma 0 --credits 128 -a 127.0.0.1 >"$TMP/srvw.log" 2>&1 &
+SPW=$!
+PIDS="$PIDS $SPW"
+RPW=$(wait_for "$TMP/srvw.log" 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$T")
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+if [ -z "$RPW" ]; then
+	fail "bulk_server --credits 128 did not start: $(cat "$TMP/srvw.log")"
+else
+	# a requester that asks for a 16 MiB reply by Reply chunk and stops
+	# reading TCP: the server's Send after the Reply chunk never completes.
+	# Its wait must be bounded and asleep (it spun at 100% CPU forever,
+	# serving nobody else); a well-behaved client is served meanwhile.
+	"$RAW" -m stall -p "$RPW" -t 60 >"$TMP/stall.log" 2>&1 &
+	HP=$!
+	PIDS="$PIDS $HP"
+	if ! wait_for "$TMP/stall.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null; then
+		fail "stall: rpc_raw did not stall: $(cat "$TMP/stall.log")"
+	fi
+	sleep 0.5
+	c0=$(cpu_ticks $SPW)
+	s0=$(date +%s)
+	# served within the wait bound of UIW_RPC_WAIT_MS (below the default 10 s)
+	if timeout $((W / 1000 + 4)) "$CLI" -q --rdma -p "$RPW" -o get -s 65536 -n 20 --verify 127.0.0.1 \
+		>"$TMP/stall-cli.log" 2>&1; then
+		pass "a requester that stops reading: another client is served within UIW_RPC_WAIT_MS"
+	else
+		fail "stall: a well-behaved client was not served: $(tail -n 2 "$TMP/stall-cli.log" | tr '\n' ' ')"
+	fi
+	c1=$(cpu_ticks $SPW)
+	s1=$(date +%s)
+	hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+	# at most half a CPU over the wait (a spin takes all of it)
+	if [ $(((c1 - c0) * 2)) -le $(((s1 - s0 + 1) * hz)) ]; then
+		pass "the wait for the stalled Send sleeps: $((c1 - c0)) ticks in $((s1 - s0)) s"
+	else
+		fail "stall: the server spun: $((c1 - c0)) ticks of CPU in $((s1 - s0)) s"
+	fi
+	kill "$HP" 2>/dev/null
+
+	# dispatch-ring churn: while two stalled requesters keep the server
+	# busy (its waits take completions, so calls queue up), 62 connections
+	# queue 128 calls each, three of them leave and three new ones take
+	# their slots and queue 128 more.  The calls of connections that left
+	# were left counted in the ring and the new calls overwrote unread ones
+	# of others (never answered, their credits lost).
+	"$RAW" -m flood -p "$RPW" -w "$TMP/go" -t 30 >"$TMP/flood.log" 2>&1 &
+	FP=$!
+	PIDS="$PIDS $FP"
+	wait_for "$TMP/flood.log" 's/^rpc_raw: \(ready\)$/\1/p' "$T" >/dev/null
+	"$RAW" -m stall -p "$RPW" -w "$TMP/go2" -t 60 >"$TMP/stall2.log" 2>&1 &
+	H2P=$!
+	PIDS="$PIDS $H2P"
+	wait_for "$TMP/stall2.log" 's/^rpc_raw: \(connected\)$/\1/p' "$T" >/dev/null
+	"$RAW" -m stall -p "$RPW" -t 60 >"$TMP/stall1.log" 2>&1 &
+	H1P=$!
+	PIDS="$PIDS $H1P"
+	wait_for "$TMP/stall1.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null
+	touch "$TMP/go2" # the second stall's call queued first
+	wait_for "$TMP/stall2.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null
+	touch "$TMP/go"
+	if wait "$FP"; then
+		pass "dispatch ring churn: $(grep 'flood:' "$TMP/flood.log")"
+	else
+		fail "dispatch ring churn: $(grep -v ': ok' "$TMP/flood.log" | tail -n 5 | tr '\n' ' ')"
+	fi
+	kill "$H1P" "$H2P" 2>/dev/null
+
+	# 100 headers of version 2 behind a stalled call: their ERR_VERS
+	# replies cannot leave.  One that could not be sent was dropped and the
+	# connection kept, so each next one waited for a Send buffer again
+	# (W ms each, nested): the server served nobody for minutes.  Now an
+	# error reply that finds no Send buffer fails its connection (at once
+	# when the server is already inside a wait, else after W ms): the
+	# other client must be served within W ms.
+	"$RAW" -m stall -e 100 -p "$RPW" -t 60 >"$TMP/stall3.log" 2>&1 &
+	H3P=$!
+	PIDS="$PIDS $H3P"
+	wait_for "$TMP/stall3.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null
+	s0=$(date +%s)
+	if grep -q 'not stalled' "$TMP/stall3.log"; then
+		pass "error replies that cannot leave: SKIPPED (the reply got through, nothing stalled)"
+	elif timeout $((W / 1000)) "$CLI" -q --rdma -p "$RPW" -o null -n 10 127.0.0.1 \
+		>"$TMP/errsend.log" 2>&1; then
+		pass "error replies that cannot leave fail their connection: another client served after $(($(date +%s) - s0)) s"
+	else
+		fail "error replies that cannot leave: another client not served: $(tail -n 2 "$TMP/errsend.log" | tr '\n' ' ')"
+	fi
+	kill "$H3P" 2>/dev/null
+	if ! kill -0 "$SPW" 2>/dev/null; then
+		fail "bulk_server --credits 128 died: $(tail -n 5 "$TMP/srvw.log" | tr '\n' ' ')"
+	fi
 fi
 
 # the server is still serving after all that
