@@ -129,6 +129,10 @@ static void usage(FILE *f)
 		"  -a ADDR       address to listen on (default 0.0.0.0)\n"
 		"  --credits N   RDMA: credits granted per connection (receives posted;\n"
 		"                default 32, at most 128)\n"
+		"  --max-call N  RDMA: largest call accepted, octets (Read chunks included;\n"
+		"                default 16 MiB + 64 KiB); larger: RDMA_ERROR ERR_CHUNK\n"
+		"  --wait-ms N   RDMA: bound of each wait for the peer (RDMA Read/Write,\n"
+		"                Send buffer; default 10000); the connection fails beyond\n"
 		"  --poll-us N   RDMA: after a reply, look for the next call N microseconds\n"
 		"                before sleeping (default 50; -1: never)\n"
 		"  -q            no per-connection messages\n",
@@ -169,6 +173,8 @@ int main(int argc, char **argv)
 					    { "rdma", required_argument, NULL, 'r' },
 					    { "poll-us", required_argument, NULL, 'P' },
 					    { "credits", required_argument, NULL, 'C' },
+					    { "max-call", required_argument, NULL, 'M' },
+					    { "wait-ms", required_argument, NULL, 'W' },
 					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	const char *addr = "0.0.0.0";
@@ -182,6 +188,8 @@ int main(int argc, char **argv)
 		case 'a': addr = optarg; break;
 		case 'P': so.poll_us = atoi(optarg); break;
 		case 'C': so.credits = (uint32_t)atoi(optarg); break;
+		case 'M': so.max_call = strtoull(optarg, NULL, 0); break;
+		case 'W': so.wait_ms = atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

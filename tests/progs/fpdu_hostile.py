@@ -637,6 +637,25 @@ def _(p, c):
     p.send(untagged(OP_TERM, 2, 1, 0, term))
 
 
+@case("terminate_two_segments", (1, 2, 5))
+def _(p, c):
+    # a TERMINATE is one segment (RFC 5040 section 4.8: its header and the
+    # copies fit); a first segment without the L bit is refused
+    u = untagged(OP_TERM, 2, 1, 0, struct.pack(">BBBB", 1, 0, 0, 0), last=False)
+    p.send(u)
+    p.send(untagged(OP_TERM, 2, 1, 4, b"\0" * 8))
+    return u
+
+
+@case("terminate_oversize", (1, 2, 5))
+def _(p, c):
+    # 4 octets of control, 2 of segment length, a DDP and an RDMAP header:
+    # 52 at most; 64 is too long
+    u = untagged(OP_TERM, 2, 1, 0, struct.pack(">BBBB", 1, 0, 0xE0, 0) + b"\0" * 60)
+    p.send(u)
+    return u
+
+
 @case("half_fpdu_then_close", "lost", "grant=0:64 maybe=1")
 def _(p, c):
     f = p.frame(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 64)))

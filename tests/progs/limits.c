@@ -22,6 +22,12 @@
  *                                client's send CQ (2 entries, 8 signaled
  *                                Writes): -EOVERFLOW, and the QP goes to
  *                                error: DISCONNECTED on both sides within 5 s
+ *   limits queues                a send queue of 4, a receive queue of 8 and
+ *                                an SRQ of 4 (not connected): chains one
+ *                                longer than each fail with -ENOMEM at the
+ *                                first WR that does not fit (*bad_wr), what
+ *                                fits stays queued; after a connection the
+ *                                queued receives and sends all complete
  *
  * Exit 0: as expected; 1: not; 2: set-up failed.  Every wait is bounded.
  */
@@ -411,6 +417,111 @@ static int do_cqovf(void)
 	return ok ? 0 : 1;
 }
 
+/* A chain of @n WRs at @wrs; the result of posting it, and the index of
+ * *bad_wr (-1: NULL). */
+static int post_chain_send(struct uiw_qp *qp, struct uiw_send_wr *wrs, int n, int *bad_i)
+{
+	struct uiw_send_wr *bad = NULL;
+	int ret;
+
+	for (int i = 0; i < n; i++)
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	ret = uiw_post_send(qp, wrs, &bad);
+	*bad_i = bad ? (int)(bad - wrs) : -1;
+	return ret;
+}
+
+static int post_chain_recv(struct uiw_qp *qp, struct uiw_srq *srq, struct uiw_recv_wr *wrs, int n,
+			   int *bad_i)
+{
+	struct uiw_recv_wr *bad = NULL;
+	int ret;
+
+	for (int i = 0; i < n; i++)
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	ret = srq ? uiw_post_srq_recv(srq, wrs, &bad) : uiw_post_recv(qp, wrs, &bad);
+	*bad_i = bad ? (int)(bad - wrs) : -1;
+	return ret;
+}
+
+static int do_queues(void)
+{
+	struct end e;
+	struct uiw_srq *srq = NULL;
+	struct uiw_srq_init_attr sa = {.max_wr = 4, .max_sge = 1};
+	struct uiw_send_wr sw[6];
+	struct uiw_recv_wr rw[10];
+	struct uiw_sge sge;
+	int ret, bad, ok = 1;
+
+	ret = end_open(&e, 65536, 64, 4);
+	if (!ret)
+		ret = uiw_create_srq(e.pd, &sa, &srq);
+	if (ret)
+		return die("set-up", ret);
+	sge.addr = (uintptr_t)e.buf;
+	sge.length = 64;
+	sge.lkey = e.mr->lkey;
+	memset(sw, 0, sizeof(sw));
+	for (int i = 0; i < 6; i++) {
+		sw[i].wr_id = (uint64_t)i;
+		sw[i].sg_list = &sge;
+		sw[i].num_sge = 1;
+		sw[i].opcode = UIW_WR_SEND;
+		sw[i].send_flags = UIW_SEND_SIGNALED;
+	}
+	/* send queue of 4: a chain of 3, then a chain of 3 (the 2nd WR of it
+	 * does not fit) */
+	ret = post_chain_send(e.qp, sw, 3, &bad);
+	if (ret) {
+		printf("limits: queues: 3 sends into 4: %d\n", ret);
+		ok = 0;
+	}
+	ret = post_chain_send(e.qp, sw + 3, 3, &bad);
+	printf("limits: queues: send queue 4, 6 posted: %d, bad_wr = WR %d\n", ret, bad + 3);
+	if (ret != -ENOMEM || bad != 1)
+		ok = 0;
+	memset(rw, 0, sizeof(rw));
+	for (int i = 0; i < 10; i++) {
+		rw[i].wr_id = (uint64_t)i;
+		rw[i].sg_list = &sge;
+		rw[i].num_sge = 1;
+	}
+	ret = post_chain_recv(e.qp, NULL, rw, 10, &bad);
+	printf("limits: queues: receive queue 8, 10 posted: %d, bad_wr = WR %d\n", ret, bad);
+	if (ret != -ENOMEM || bad != 8)
+		ok = 0;
+	ret = post_chain_recv(NULL, srq, rw, 5, &bad);
+	printf("limits: queues: SRQ 4, 5 posted: %d, bad_wr = WR %d\n", ret, bad);
+	if (ret != -ENOMEM || bad != 4)
+		ok = 0;
+	/* what fits stays queued: moving the QP to error flushes exactly the
+	 * 4 sends and 8 receives */
+	{
+		struct uiw_qp_attr qa = {.qp_state = UIW_QPS_ERR};
+		struct uiw_wc wc[16];
+		int ns = 0, nr = 0;
+		uint64_t t0 = now_ms();
+
+		uiw_modify_qp(e.qp, &qa, UIW_QP_STATE);
+		while ((ns < 4 || nr < 8) && now_ms() - t0 < 5000) {
+			int n = uiw_poll_cq(e.scq, 16, wc);
+
+			ns += n > 0 ? n : 0;
+			n = uiw_poll_cq(e.rcq, 16, wc);
+			nr += n > 0 ? n : 0;
+			if (ns < 4 || nr < 8)
+				usleep(1000);
+		}
+		printf("limits: queues: flushed %d sends, %d receives\n", ns, nr);
+		if (ns != 4 || nr != 8)
+			ok = 0;
+	}
+	uiw_destroy_srq(srq);
+	end_close(&e);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -422,7 +533,9 @@ int main(int argc, char **argv)
 		return do_ord0(atoi(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "cqovf"))
 		return do_cqovf();
+	if (argc == 2 && !strcmp(argv[1], "queues"))
+		return do_queues();
 	fprintf(stderr, "usage: limits listen BACKLOG SECS | drain PORT disconnect|error LIMIT_MS |"
-			" ord0 PORT | cqovf\n");
+			" ord0 PORT | cqovf | queues\n");
 	return 2;
 }

@@ -17,7 +17,11 @@
 #      Send behind it in error, instead of both waiting forever;
 #   4. CQ overflow: a send CQ of 2 entries and 8 signaled Writes: the QP
 #      goes to error, both sides see DISCONNECTED, uiw_poll_cq() says
-#      -EOVERFLOW once, then the 2 completions it kept.
+#      -EOVERFLOW once, then the 2 completions it kept;
+#   5. full queues: a send queue of 4, a receive queue of 8, an SRQ of 4:
+#      a longer chain fails with -ENOMEM and *bad_wr at the first WR that
+#      does not fit; what fitted stays queued (and is flushed by a move to
+#      error: exactly 4 sends and 8 receives).
 # Exit 0 pass, 77 skip, anything else fail.  Every process started here is
 # killed and reaped on exit; every wait is bounded.  Env: UIW_TESTBIN,
 # UIW_SAN.
@@ -98,6 +102,13 @@ if timeout 60 "$BIN" cqovf >"$TMP/cqovf.out" 2>&1; then
 	pass "4: $(tr '\n' ' ' <"$TMP/cqovf.out")"
 else
 	fail "4: $(cat "$TMP/cqovf.out")"
+fi
+
+# 5. full queues: -ENOMEM at the first WR that does not fit
+if timeout 60 "$BIN" queues >"$TMP/queues.out" 2>&1; then
+	pass "5: $(tr '\n' ' ' <"$TMP/queues.out")"
+else
+	fail "5: $(cat "$TMP/queues.out")"
 fi
 
 end_checks

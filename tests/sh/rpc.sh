@@ -190,6 +190,26 @@ else
 	fi
 fi
 
+# the largest call a server takes (--max-call): a PUT over it is refused
+# with ERR_CHUNK (the client's call fails, nothing is pulled), one under it
+# works, and replies are not bounded by it
+"$SRV" --rdma 0 --max-call 1048576 -a 127.0.0.1 >"$TMP/srvmc.log" 2>&1 &
+PIDS="$PIDS $!"
+RPM=$(wait_for "$TMP/srvmc.log" 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$T")
+if [ -z "$RPM" ]; then
+	fail "bulk_server --max-call did not start: $(cat "$TMP/srvmc.log")"
+else
+	if timeout "$T" "$CLI" --rdma -p "$RPM" -o put -s 2M -n 1 --verify 127.0.0.1 >"$TMP/mc1.log" 2>&1; then
+		fail "max-call: a 2 MiB PUT went through a 1 MiB limit"
+	elif grep -q "Can't decode result" "$TMP/mc1.log"; then
+		pass "max-call 1 MiB: a 2 MiB PUT refused (ERR_CHUNK: $(grep PUT "$TMP/mc1.log"))"
+	else
+		fail "max-call: the 2 MiB PUT failed otherwise: $(tail -n 2 "$TMP/mc1.log" | tr '\n' ' ')"
+	fi
+	run max-call-under --rdma -p "$RPM" -o put -s 512K -n 3 --verify
+	run max-call-reply --rdma -p "$RPM" -o get -s 2M -n 2 --verify
+fi
+
 # a hostile requester: malformed headers answered as RFC 8166 §4.5 says
 RAW=${UIW_TESTBIN:-$(dirname "${UIW_BIN:-build/bin}")/tests}/rpc_raw
 if timeout "$T" "$RAW" -p "$RP" >"$TMP/raw.log" 2>&1; then
