@@ -202,13 +202,21 @@ static void ctx_mpa_cfg(const struct uiw_context *ctx, enum mpa_role role, struc
 		cfg->rtr = a->rtr;
 }
 
-/* The context's TCP_USER_TIMEOUT on a connection socket (0: kernel default). */
+/* The context's TCP_USER_TIMEOUT (0: kernel default) and keepalive (0: off)
+ * on a connection socket. */
 static void sock_user_timeout(const struct uiw_context *ctx, int fd)
 {
 	unsigned ut = ctx->attr.tcp_user_timeout_ms;
+	int ka = (int)((ctx->attr.tcp_keepalive_ms + 999) / 1000), one = 1, cnt = 3;
 
 	if (ut)
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+	if (ka) {
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka, sizeof(ka));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &ka, sizeof(ka));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	}
 }
 
 static void sock_setup(struct uiw_cm_id *id, struct mpa_cfg *cfg)

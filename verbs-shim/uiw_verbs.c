@@ -31,7 +31,7 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	if ((unsigned)a.crc > UIW_CRC_OFF || a.mpa_rev > 2 || a.pd_max > MPA_PD_MAX ||
 	    (a.p2p && a.mpa_rev == 1) || (a.rtr & ~(unsigned)MPA_RTR_ALL) ||
 	    (a.fpdu_max && (a.fpdu_max < MPA_MULPDU_MIN || a.fpdu_max > MPA_MULPDU_MAX)) ||
-	    a.tcp_user_timeout_ms > (unsigned)INT_MAX)
+	    a.tcp_user_timeout_ms > (unsigned)INT_MAX || a.tcp_keepalive_ms > 32767000u)
 		return -EINVAL;
 	/* CRC32C tables are built on first use (about 1 ms): here, not in
 	 * the first FPDU */

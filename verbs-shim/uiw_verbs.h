@@ -103,8 +103,15 @@ enum uiw_crc_policy {
  *               minutes of retransmissions; a zero window is probed for as
  *               long as the peer's kernel answers).  At most INT_MAX.  It
  *               does not cover an idle connection with nothing
- *               unacknowledged: that needs TCP keepalive, which the library
- *               does not set.
+ *               unacknowledged: that needs @tcp_keepalive_ms.
+ * @tcp_keepalive_ms: TCP keepalive (SO_KEEPALIVE) on every connection
+ *               socket: after this long without traffic a probe is sent,
+ *               and again every this long; 3 probes unanswered (or
+ *               @tcp_user_timeout_ms, when set, without an answer) end the
+ *               connection, so that a peer that vanished while the
+ *               connection was idle is noticed (posted receives flush).
+ *               Rounded up to whole seconds.  0: off (the default).  At
+ *               most 32767000.
  */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
@@ -119,6 +126,7 @@ struct uiw_context_attr {
 	unsigned rtr;
 	unsigned first_fpdu_delay_ms;
 	unsigned tcp_user_timeout_ms;
+	unsigned tcp_keepalive_ms;
 };
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
@@ -132,7 +140,7 @@ struct uiw_context_attr {
  * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
  * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512, p2p
  * with mpa_rev 1, unknown rtr bits, max_mr of 2^24 or more,
- * tcp_user_timeout_ms above INT_MAX), -EIO (no
+ * tcp_user_timeout_ms above INT_MAX, tcp_keepalive_ms above 32767000), -EIO (no
  * randomness for the STag table from OpenSSL),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().

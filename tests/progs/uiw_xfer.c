@@ -106,6 +106,7 @@ struct xf {
 	int timeout_s;
 	uint64_t inject;	  /* client: corrupt one octet of this round + 1 (0: none) */
 	unsigned user_timeout_ms; /* TCP_USER_TIMEOUT of the connection (0: default) */
+	unsigned keepalive_ms;	  /* TCP keepalive (0: off) */
 	/* objects */
 	struct uiw_context *ctx;
 	struct uiw_pd *pd;
@@ -368,7 +369,8 @@ static int xf_wait_event(struct xf *x, struct uiw_cm_event *ev, const char *what
 
 static int xf_setup(struct xf *x)
 {
-	struct uiw_context_attr ca = {.crc = x->crc, .tcp_user_timeout_ms = x->user_timeout_ms};
+	struct uiw_context_attr ca = {.crc = x->crc, .tcp_user_timeout_ms = x->user_timeout_ms,
+				   .tcp_keepalive_ms = x->keepalive_ms};
 	struct uiw_qp_init_attr qa = {0};
 	size_t msgs_len = (size_t)(XF_NBUF + XF_RQ_DEPTH) * XF_MSGBUF;
 	int ret;
@@ -578,7 +580,7 @@ static int xf_wait_wc_until(struct xf *x, struct uiw_wc *wc, int n, uint64_t dea
  */
 static int xf_lost(struct xf *x, const struct uiw_wc *wc, int n)
 {
-	unsigned posted = x->sq_out + x->rq_out, errs = 0, flushed = 0, ok = 0, missing;
+	unsigned posted = x->sq_out + x->rq_out, errs = 0, flushed = 0, ok = 0, early = 0, missing;
 	uint64_t t0 = now_ms(), t_last = t0;
 	struct uiw_wc more[64];
 	char first[96];
@@ -606,7 +608,13 @@ static int xf_lost(struct xf *x, const struct uiw_wc *wc, int n)
 				break;
 			}
 			if (wc[i].status == UIW_WC_SUCCESS) {
-				ok++;
+				/* completions come in order: a success before
+				 * the first error was done before the loss (the
+				 * first sign was a CM event that overtook it) */
+				if (errs)
+					ok++;
+				else
+					posted--, early++;
 			} else {
 				errs++;
 				flushed += wc[i].status == UIW_WC_WR_FLUSH_ERR;
@@ -627,8 +635,10 @@ static int xf_lost(struct xf *x, const struct uiw_wc *wc, int n)
 	missing = x->sq_out + x->rq_out;
 	err("connection lost (first sign: %s): %u work requests were posted, %u completed "
 	    "with an error status (%u flushed), %u successfully, %u never (waited up to %d s); "
-	    "the last %.3f s after the first sign",
-	    first, posted, errs, flushed, ok, missing, XF_DRAIN_S, (double)(t_last - t0) / 1000.0);
+	    "the last %.3f s after the first sign (%u more had completed successfully before "
+	    "the loss)",
+	    first, posted, errs, flushed, ok, missing, XF_DRAIN_S, (double)(t_last - t0) / 1000.0,
+	    early);
 	return missing ? -ETIMEDOUT : -EIO;
 }
 
@@ -1144,6 +1154,8 @@ static void usage(FILE *f)
 		"      --user-timeout MS TCP_USER_TIMEOUT of the connection (uiw_context_attr's\n"
 		"                        tcp_user_timeout_ms): unacknowledged data or a zero\n"
 		"                        window for MS milliseconds ends it (0: kernel default)\n"
+		"      --keepalive MS    TCP keepalive (tcp_keepalive_ms): an idle connection\n"
+		"                        probes its peer after MS and every MS (0: off)\n"
 		"      --inject-error R  client: corrupt one octet of round R's source after\n"
 		"                        computing its pattern (and CRC), to show that the\n"
 		"                        server catches it (exit status 1 on both sides)\n"
@@ -1191,7 +1203,7 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_SLOTS = 256, OPT_SEED, OPT_VERIFY, OPT_CRC, OPT_INJECT, OPT_USER_TIMEOUT };
+enum { OPT_SLOTS = 256, OPT_SEED, OPT_VERIFY, OPT_CRC, OPT_INJECT, OPT_USER_TIMEOUT, OPT_KEEPALIVE };
 
 int main(int argc, char **argv)
 {
@@ -1210,6 +1222,7 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
 		{"user-timeout", required_argument, NULL, OPT_USER_TIMEOUT},
+		{"keepalive", required_argument, NULL, OPT_KEEPALIVE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1333,6 +1346,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			x.user_timeout_ms = (unsigned)v;
+			break;
+		case OPT_KEEPALIVE:
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || v > 3600000) {
+				fprintf(stderr, "uiw_xfer: --keepalive wants 0..3600000 ms\n");
+				return 2;
+			}
+			x.keepalive_ms = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
