@@ -259,7 +259,7 @@ def ready(p):
 # (layer, etype, code) or None, expected successful receives and their
 # payloads, whether the case gets a Read Response first.
 CASES = []
-STATS = {"hdr_copies": 0, "terms": 0}
+STATS = {"hdr_copies": 0, "terms": 0, "closed": 0}
 
 
 def case(name, term, extra="", markers=False, ok=(), rresp=0, mem_maybe=False):
@@ -786,6 +786,17 @@ def run_case(v, cs):
         else:
             STATS["terms"] += 1
             errs += check_term(got_term, term, sent)
+            # RFC 5040 section 7: after a TERMINATE the LLP connection is
+            # torn down: the victim closes its side (we have not closed ours)
+            t0 = time.time()
+            while not p.closed and time.time() - t0 < 5:
+                if p.recv_fpdu(max(0.1, 5 - (time.time() - t0))) is not None:
+                    errs.append("an FPDU after the TERMINATE")
+                    break
+            if not p.closed:
+                errs.append("the victim did not close TCP within 5 s of its TERMINATE")
+            else:
+                STATS["closed"] += 1
     if cs["name"] == "read_beyond_ird":
         print("     (%d Read Responses before the TERMINATE)" % rresp)
     elif cs["rresp"] and rresp != cs["rresp"]:
@@ -904,7 +915,8 @@ def main():
         if "outstanding" in ln or "failed" in ln or ln.startswith("=="):
             print("  " + ln)
     print("fpdu_hostile: %d TERMINATEs decoded, %d with the offending DDP header copied and "
-          "checked" % (STATS["terms"], STATS["hdr_copies"]))
+          "checked, %d followed by the victim closing TCP" % (STATS["terms"], STATS["hdr_copies"],
+                                                           STATS["closed"]))
     print("fpdu_hostile: %d case(s) failed" % fails if fails else "fpdu_hostile: all passed")
     return 1 if fails else 0
 
