@@ -35,6 +35,12 @@
  *	connections take their places and send 128 calls each.  Every call
  *	of the 62 connections that stayed must be answered within SECS
  *	(default 30): exit 0, else 1.
+ *
+ *   rpc_raw -m conns -p PORT
+ *	the server's connection limit (64): 65 connections at once against a
+ *	server nobody else uses; prints "rpc_raw: conns: E established, R
+ *	rejected, O other"; exit 0 when 64 are established and 1 rejected,
+ *	and one more connects once one of them is closed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -537,6 +543,77 @@ static int stall(uint32_t size, int secs, const char *file, int nerr)
 	return 0;
 }
 
+/* ---- -m conns ---------------------------------------------------------- */
+
+static int conns(const char *addr, int port)
+{
+	int est = 0, rej = 0, other = 0, ok;
+	int64_t end;
+	struct uiw_cm_event ev;
+
+	fbuf = aligned_alloc(4096, (size_t)FL_N * 2 * FL_CALLS * FL_RX);
+	if (!fbuf || uiw_reg_mr(pd, fbuf, (size_t)FL_N * 2 * FL_CALLS * FL_RX, UIW_ACCESS_LOCAL_WRITE, &fmr) ||
+	    uiw_create_cq(ctx, FL_N * (2 * FL_CALLS + 8), NULL, NULL, &fcq))
+		return 1;
+	for (int i = 0; i < FL_N; i++)
+		if (fl_open(i, addr, port)) {
+			fprintf(stderr, "rpc_raw: conns: connection %d failed to start\n", i);
+			return 1;
+		}
+	for (end = now_ms() + 20000; est + rej + other < FL_N && now_ms() < end;) {
+		uiw_progress(ctx, 5);
+		while (uiw_get_cm_event(ctx, &ev, 0) == 0) {
+			if (ev.event == UIW_CM_EVENT_ESTABLISHED)
+				est++;
+			else if (ev.event == UIW_CM_EVENT_REJECTED)
+				rej++;
+			else
+				other++;
+			for (int i = 0; i < FL_N; i++)
+				if (fc[i].id == ev.id)
+					fc[i].up = ev.event == UIW_CM_EVENT_ESTABLISHED ? 1 : -1;
+		}
+	}
+	printf("rpc_raw: conns: %d established, %d rejected, %d other (of %d)\n", est, rej, other, FL_N);
+	ok = est == 64 && rej == FL_N - 64;
+	/* one leaves: a new connection gets its place */
+	for (int i = 0; ok && i < FL_N; i++)
+		if (fc[i].up == 1) {
+			struct uiw_cm_id *nid;
+			int got = 0;
+
+			uiw_destroy_id(fc[i].id);
+			fc[i].id = NULL;
+			uiw_destroy_qp(fc[i].qp);
+			fc[i].qp = NULL;
+			/* the server frees the slot on DISCONNECTED: retry for a while */
+			for (end = now_ms() + 10000; !got && now_ms() < end;) {
+				if (fl_open(i, addr, port))
+					return 1;
+				nid = fc[i].id;
+				while (!got && now_ms() < end) {
+					uiw_progress(ctx, 5);
+					if (uiw_get_cm_event(ctx, &ev, 0) == 0 && ev.id == nid) {
+						if (ev.event == UIW_CM_EVENT_ESTABLISHED)
+							got = 1;
+						else
+							break;
+					}
+				}
+				if (!got) {
+					uiw_destroy_id(fc[i].id);
+					uiw_destroy_qp(fc[i].qp);
+					usleep(100000);
+				}
+			}
+			printf("rpc_raw: conns: after one closed, a new connection %s\n",
+			       got ? "got in" : "did not get in within 10 s");
+			ok = got;
+			break;
+		}
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct uiw_context_attr ca = { .mode = UIW_CTX_POLLED };
@@ -567,7 +644,7 @@ int main(int argc, char **argv)
 		else if (c == 'e')
 			nerr = atoi(optarg);
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -589,6 +666,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(mode, "flood"))
 		return file ? flood(addr, port, file, secs == 60 ? 30 : secs) : 2;
+	if (!strcmp(mode, "conns"))
+		return conns(addr, port);
 	for (unsigned i = 0; i < NRX; i++)
 		post_rx(i);
 	if (uiw_connect(id, addr, (uint16_t)port, qp, NULL)) /* no RFC 8797 data */

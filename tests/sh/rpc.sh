@@ -210,6 +210,20 @@ else
 	run max-call-reply --rdma -p "$RPM" -o get -s 2M -n 2 --verify
 fi
 
+# the server's connection limit: 65 at once against a fresh server, 64 get
+# in, one is rejected; once one leaves, a new one gets its place
+"$SRV" --rdma 0 -q -a 127.0.0.1 >"$TMP/srvcn.log" 2>&1 &
+PIDS="$PIDS $!"
+RPC_=$(wait_for "$TMP/srvcn.log" 's/^bulk_server: rdma port \([0-9]*\)$/\1/p' "$T")
+RAWC=${UIW_TESTBIN:-$(dirname "${UIW_BIN:-build/bin}")/tests}/rpc_raw
+if [ -z "$RPC_" ]; then
+	fail "bulk_server for the connection limit did not start: $(cat "$TMP/srvcn.log")"
+elif timeout "$T" "$RAWC" -m conns -p "$RPC_" >"$TMP/conns.log" 2>&1; then
+	pass "connection limit: $(tr '\n' ' ' <"$TMP/conns.log")"
+else
+	fail "connection limit: $(tr '\n' ' ' <"$TMP/conns.log")"
+fi
+
 # a hostile requester: malformed headers answered as RFC 8166 §4.5 says
 RAW=${UIW_TESTBIN:-$(dirname "${UIW_BIN:-build/bin}")/tests}/rpc_raw
 if timeout "$T" "$RAW" -p "$RP" >"$TMP/raw.log" 2>&1; then
