@@ -656,6 +656,18 @@ def _(p, c):
     return u
 
 
+@case("half_fpdu_then_silence", "lost", "grant=0:64 maybe=1")
+def _(p, c):
+    # slowloris in full operation: the victim holds the connection (a slow
+    # peer is legal; TCP keepalive, when set, ends a dead one), sends nothing
+    # and keeps serving the others; then we close
+    f = p.frame(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 64)))
+    p.send_raw(f[:30])
+    r, _, _ = select.select([p.s], [], [], 3.0)
+    if r:
+        raise RuntimeError("the victim sent or closed during the silence")
+
+
 @case("half_fpdu_then_close", "lost", "grant=0:64 maybe=1")
 def _(p, c):
     f = p.frame(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 64)))
