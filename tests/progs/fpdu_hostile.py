@@ -95,11 +95,17 @@ def read_req(msn, sink_stag, sink_to, size, src_stag, src_to):
 class Peer:
     """One MPA connection to the victim, full operation after connect()."""
 
-    def __init__(self, port, case_pd):
+    def __init__(self, port, case_pd, p2p=False):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         pd = case_pd.encode()
-        self.s.sendall(REQ_KEY + struct.pack(">BBH", 0x40, 1, len(pd)) + pd)
+        if p2p:
+            # RFC 6581: revision 2, enhanced (S), IRD/ORD 4 with the
+            # peer-to-peer bit (A) and only the zero-length Write RTR (C)
+            pd = struct.pack(">HH", 0x8000 | 4, 0x8000 | 4) + pd
+            self.s.sendall(REQ_KEY + struct.pack(">BBH", 0x50, 2, len(pd)) + pd)
+        else:
+            self.s.sendall(REQ_KEY + struct.pack(">BBH", 0x40, 1, len(pd)) + pd)
         rep = self.recv_exact(20)
         if rep[:16] != REP_KEY:
             raise RuntimeError("no MPA Reply: %r" % rep)
@@ -262,10 +268,10 @@ CASES = []
 STATS = {"hdr_copies": 0, "terms": 0, "closed": 0}
 
 
-def case(name, term, extra="", markers=False, ok=(), rresp=0, mem_maybe=False):
+def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False):
     def deco(fn):
         CASES.append(dict(name=name, term=term, extra=extra, markers=markers, fn=fn,
-                          ok=list(ok), rresp=rresp))
+                          ok=list(ok), rresp=rresp, p2p=p2p))
         return fn
     return deco
 
@@ -656,6 +662,22 @@ def _(p, c):
     return u
 
 
+@case("p2p_first_fpdu_not_rtr", (2, 0, 7), p2p=True)
+def _(p, c):
+    # RFC 6581 peer-to-peer: the initiator's first FPDU must be the RTR it
+    # offered (a zero-length Write to STag 1); a Send instead is refused
+    u = untagged(OP_SEND, 0, 1, 0, sp(10))
+    p.send(u)
+    return u
+
+
+@case("p2p_rtr_ok", None, "grant=0:64", p2p=True)
+def _(p, c):
+    # positive control: the zero-length Write RTR, then a Write
+    p.send(tagged(OP_WRITE, 1, 0))
+    p.send(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 64)))
+
+
 @case("half_fpdu_then_silence", "lost", "grant=0:64 maybe=1")
 def _(p, c):
     # slowloris in full operation: the victim holds the connection (a slow
@@ -769,8 +791,13 @@ def run_case(v, cs):
     errs = []
     extra = cs["extra"]
     pdtext = "case=%s %s" % (cs["name"], extra)
-    p = Peer(v.mport if cs["markers"] else v.port, pdtext.strip())
-    c = ready(p)
+    p = Peer(v.mport if cs["markers"] else v.port, pdtext.strip(), cs["p2p"])
+    if cs["p2p"]:
+        # the first FPDU must be the RTR: the regions come from the Reply
+        # (after its IRD/ORD words), the victim sends nothing before
+        c = Ctx(p.reply_pd[4:].decode())
+    else:
+        c = ready(p)
     sent = cs["fn"](p, c)
     term = cs["term"]
     got_term = None
