@@ -122,10 +122,11 @@ host_check() {
 		esac
 	fi
 	if [ "$CELL_SCEN" = send-se ]; then
-		# the initiator's data Sends: Send (3), then Send with SE (5)
+		# the initiator's data Sends: Send (3), then Send with SE (5); a
+		# segment may carry several FPDUs ("0x05,0x03"): one per line
 		f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp \
 			-Y "iwarp_ddp_rdmap && ip.src == $([ "$CELL_INIT" = uiw ] && echo 10.0.2.2 || echo 10.0.2.15)" \
-			-T fields -e iwarp_rdma.opcode 2>/dev/null | head -n 2 | tr '\n' ' ') || true
+			-T fields -e iwarp_rdma.opcode 2>/dev/null | tr ',' '\n' | head -n 2 | tr '\n' ' ') || true
 		echo "initiator's first RDMAP opcodes: $f" >"$OUT/opcodes.txt"
 		if [ "$f" != "0x03 0x05 " ]; then
 			check_fail "capture: the initiator's first opcodes are '$f', expected Send (0x03) then Send with SE (0x05)"
