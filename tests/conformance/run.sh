@@ -70,6 +70,7 @@ ALL_CASES+=("${CELLS[@]}")
 ALL_CASES+=(nfs-smoke nfscp-tcp rpcinfo-tcp nfscp-rdma rpcinfo-rdma nfs-rdma-ops)
 
 declare -A RESULT
+declare -A FIRST # a retried case: the result of its first try
 
 case_field() { # NAME VAR: a variable a case file sets (desc, ports)
 	(
@@ -101,7 +102,7 @@ cleanup() {
 }
 
 main() {
-	local cases=() c reason runnable=() ports=() t0 tb t1 n_pass=0 n_fail=0 n_skip=0 r
+	local cases=() c reason runnable=() ports=() t0 tb t1 n_pass=0 n_fail=0 n_skip=0 r retry
 	if [ "${1-}" = -l ]; then
 		list_cases
 		return 0
@@ -166,6 +167,29 @@ main() {
 	if [ "${#runnable[@]}" -gt 0 ]; then
 		run_vm "${runnable[@]}" -- "${ports[@]}"
 	fi
+	# 3b. siw under emulation fails a perftest case now and then (a
+	# TERMINATE claiming a CRC error on a stream whose CRCs check good:
+	# docs/CONFORMANCE.md): at most two failed perftest cases are run once
+	# more in a fresh VM; the first try stays in RESULTS/NAME.try1 and the
+	# summary says so.  A case that fails twice fails.
+	retry=()
+	for c in "${runnable[@]}"; do
+		case $c in perftest-*) ;; *) continue ;; esac
+		case ${RESULT[$c]:-} in PASS | SKIP*) ;; *) retry+=("$c") ;; esac
+	done
+	if [ "${#retry[@]}" -gt 0 ] && [ "${#retry[@]}" -le 2 ]; then
+		ports=()
+		for c in "${retry[@]}"; do
+			FIRST[$c]=${RESULT[$c]:-FAIL (no result)}
+			rm -rf "${R:?}/$c.try1"
+			mv "$R/$c" "$R/$c.try1"
+			unset "RESULT[$c]"
+			read -r -a p <<<"$(case_field "$c" ports)"
+			ports+=("${p[@]}")
+		done
+		echo "conformance: retrying once in a fresh VM: ${retry[*]}"
+		run_vm "${retry[@]}" -- "${ports[@]}"
+	fi
 	t1=$SECONDS
 
 	# 4. results
@@ -178,7 +202,11 @@ main() {
 		SKIP*) n_skip=$((n_skip + 1)) ;;
 		*) n_fail=$((n_fail + 1)) ;;
 		esac
-		echo "$c: $r" | tee -a "$R/summary.txt"
+		if [ -n "${FIRST[$c]:-}" ]; then
+			echo "$c: $r (retried; first try: ${FIRST[$c]}; its logs in $c.try1/)" | tee -a "$R/summary.txt"
+		else
+			echo "$c: $r" | tee -a "$R/summary.txt"
+		fi
 		if [ -d "$R/$c" ]; then
 			echo "$r" >"$R/$c/result"
 		fi
