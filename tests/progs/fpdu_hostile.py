@@ -276,8 +276,10 @@ def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False):
     return deco
 
 
-def W(c, off=0):
-    return c.stag("W"), c.addr("W") + off
+def hit(p, u):
+    """Send the offending ULPDU @u; returned for the header-copy check."""
+    p.send(u)
+    return u
 
 
 @case("write_ok", None, "grant=0:64")
@@ -299,94 +301,68 @@ def _(p, c):
 
 @case("write_unknown_stag", (1, 1, 0))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W") ^ 0x80000000, c.addr("W"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W") ^ 0x80000000, c.addr("W"), b"x" * 64))
 
 
 @case("write_wrong_key", (1, 1, 0))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W") ^ 0x5A, c.addr("W"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W") ^ 0x5A, c.addr("W"), b"x" * 64))
 
 
 @case("write_deregistered", (1, 1, 0))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("D"), c.addr("D"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("D"), c.addr("D"), b"x" * 64))
 
 
 @case("write_invalidated", (1, 1, 0))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("I"), c.addr("I"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("I"), c.addr("I"), b"x" * 64))
 
 
 @case("write_foreign_pd", (1, 1, 2))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("F"), c.addr("F"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("F"), c.addr("F"), b"x" * 64))
 
 
 @case("write_read_only", (1, 1, 0))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("R"), c.addr("R"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("R"), c.addr("R"), b"x" * 64))
 
 
 @case("write_one_below", (1, 1, 1))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W") - 1, b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W") - 1, b"x" * 64))
 
 
 @case("write_one_past_end", (1, 1, 1))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W") + 4096 - 63, b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W") + 4096 - 63, b"x" * 64))
 
 
 @case("write_second_segment_past_end", (1, 1, 1), "grant=0:4000")
 def _(p, c):
     p.send(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 4000), last=False))
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W") + 4000, b"y" * 97)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W") + 4000, b"y" * 97))
 
 
 @case("write_to_wrap", (1, 1, 3))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), 0xFFFFFFFFFFFFFFF0, b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), 0xFFFFFFFFFFFFFFF0, b"x" * 64))
 
 
 @case("write_ddp_version_0", (1, 1, 4))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, dv=0)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, dv=0))
 
 
 @case("write_ddp_version_2", (1, 1, 4))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, dv=2)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, dv=2))
 
 
 @case("write_rdmap_version_0", (0, 2, 5))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, rv=0)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"x" * 64, rv=0))
 
 
 @case("send_ok", None, ok=[sp(100)])
@@ -402,51 +378,37 @@ def _(p, c):
 
 @case("send_no_receive_posted", (1, 2, 2), "recv=0")
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, sp(10)))
 
 
 @case("send_zero_length_no_receive", (1, 2, 2), "recv=0")
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, b"")
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, b""))
 
 
 @case("send_too_long", (1, 2, 5))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, sp(257))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, sp(257)))
 
 
 @case("send_ddp_version_0", (1, 2, 6))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, sp(10), dv=0)
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, sp(10), dv=0))
 
 
 @case("send_rdmap_version_2", (0, 2, 5))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, sp(10), rv=2)
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, sp(10), rv=2))
 
 
 @case("send_queue_3", (1, 2, 1))
 def _(p, c):
-    u = untagged(OP_SEND, 3, 1, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 3, 1, 0, sp(10)))
 
 
 @case("send_msn_0", (1, 2, 3))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 0, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 0, 0, sp(10)))
 
 
 # uiwarp, like Linux siw, takes Sends in MSN order only: an MSN other than the
@@ -454,66 +416,48 @@ def _(p, c):
 # posted ("no buffer", 0x02, is for the next MSN with no receive posted)
 @case("send_msn_beyond_receives", (1, 2, 3))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1 + c.nrecv, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1 + c.nrecv, 0, sp(10)))
 
 
 @case("send_first_segment_mo_4", (1, 2, 4))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 4, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 4, sp(10)))
 
 
 @case("send_continuation_mo_gap", (1, 2, 4))
 def _(p, c):
     p.send(untagged(OP_SEND, 0, 1, 0, sp(64), last=False))
-    u = untagged(OP_SEND, 0, 1, 100, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 100, sp(10)))
 
 
 @case("send_tagged", (0, 2, 6))
 def _(p, c):
-    u = tagged(OP_SEND, c.stag("W"), c.addr("W"), sp(10))
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_SEND, c.stag("W"), c.addr("W"), sp(10)))
 
 
 @case("write_untagged", (0, 2, 6))
 def _(p, c):
-    u = untagged(OP_WRITE, 0, 1, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_WRITE, 0, 1, 0, sp(10)))
 
 
 @case("unknown_opcode_12", (0, 2, 6))
 def _(p, c):
-    u = untagged(12, 0, 1, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(12, 0, 1, 0, sp(10)))
 
 
 @case("read_response_unsolicited", (0, 2, 6))
 def _(p, c):
-    u = tagged(OP_RRESP, c.stag("W"), c.addr("W"), b"x" * 64)
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_RRESP, c.stag("W"), c.addr("W"), b"x" * 64))
 
 
 @case("send_inv_foreign_pd", (0, 1, 9))
 def _(p, c):
-    u = untagged(OP_SEND_INV, 0, 1, 0, sp(10), inv=c.stag("F"))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND_INV, 0, 1, 0, sp(10), inv=c.stag("F")))
 
 
 @case("send_inv_unknown", (0, 1, 0))
 def _(p, c):
-    u = untagged(OP_SEND_INV, 0, 1, 0, sp(10), inv=c.stag("D"))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND_INV, 0, 1, 0, sp(10), inv=c.stag("D")))
 
 
 @case("read_ok", None, rresp=1)
@@ -523,37 +467,27 @@ def _(p, c):
 
 @case("read_no_remote_read", (0, 1, 2))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("O"), c.addr("O"))
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("O"), c.addr("O")))
 
 
 @case("read_one_past_end", (0, 1, 1))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), c.addr("R") + 4096 - 63)
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), c.addr("R") + 4096 - 63))
 
 
 @case("read_deregistered", (0, 1, 0))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("D"), c.addr("D"))
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("D"), c.addr("D")))
 
 
 @case("read_foreign_pd", (0, 1, 3))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("F"), c.addr("F"))
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("F"), c.addr("F")))
 
 
 @case("read_to_wrap", (0, 1, 4))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), 0xFFFFFFFFFFFFFFF0)
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), 0xFFFFFFFFFFFFFFF0))
 
 
 @case("read_beyond_ird", (0, 2, 7), "ird=1")
@@ -568,9 +502,7 @@ def _(p, c):
 
 @case("read_request_with_payload", (1, 2, 5))
 def _(p, c):
-    u = read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), c.addr("R")) + b"extra"
-    p.send(u)
-    return u
+    return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), c.addr("R")) + b"extra")
 
 
 @case("bad_crc", (2, 0, 2), "grant=0:64 maybe=1")
@@ -593,16 +525,12 @@ def _(p, c):
 
 @case("ulpdu_length_65535_write", (1, 1, 1))
 def _(p, c):
-    u = tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"z" * (65535 - 14))
-    p.send(u)
-    return u
+    return hit(p, tagged(OP_WRITE, c.stag("W"), c.addr("W"), b"z" * (65535 - 14)))
 
 
 @case("ulpdu_length_65535_send", (1, 2, 5))
 def _(p, c):
-    u = untagged(OP_SEND, 0, 1, 0, b"z" * (65535 - 18))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, b"z" * (65535 - 18)))
 
 
 @case("markers_write_ok", None, "grant=0:2000", markers=True)
@@ -657,18 +585,14 @@ def _(p, c):
 def _(p, c):
     # 4 octets of control, 2 of segment length, a DDP and an RDMAP header:
     # 52 at most; 64 is too long
-    u = untagged(OP_TERM, 2, 1, 0, struct.pack(">BBBB", 1, 0, 0xE0, 0) + b"\0" * 60)
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_TERM, 2, 1, 0, struct.pack(">BBBB", 1, 0, 0xE0, 0) + b"\0" * 60))
 
 
 @case("p2p_first_fpdu_not_rtr", (2, 0, 7), p2p=True)
 def _(p, c):
     # RFC 6581 peer-to-peer: the initiator's first FPDU must be the RTR it
     # offered (a zero-length Write to STag 1); a Send instead is refused
-    u = untagged(OP_SEND, 0, 1, 0, sp(10))
-    p.send(u)
-    return u
+    return hit(p, untagged(OP_SEND, 0, 1, 0, sp(10)))
 
 
 @case("p2p_rtr_ok", None, "grant=0:64", p2p=True)
