@@ -7,7 +7,8 @@
 # engine thread), repetitions interleaved (1, 16, 256, 1024, 1, 16, ...).
 # The send queue depth per QP is max(1, 128 / N), so that about 128 Writes
 # are in flight in all (at least one per QP).  Reports per N the median
-# aggregate bandwidth with min..max, its ratio to one QP, and the client's
+# aggregate bandwidth with min..max, its ratio to one QP and to raw TCP
+# (uiw-perf tcp_bw, one connection, in each repetition), and the client's
 # peak RSS; then the memory of an idle QP: the client's peak RSS with N QPs
 # that each move one 8-octet Write, (RSS(N) - RSS(1)) / (N - 1).
 # Defaults: 3 repetitions of 3 s, 64 KiB Writes.  Needs `make` first.
@@ -45,14 +46,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# run Q DEPTH SIZE ARGS...: one client run against a fresh server; prints
-# "MBPS HWM_KB" or "fail"
+# run TEST Q DEPTH SIZE ARGS...: one client run against a fresh server;
+# prints "MBPS HWM_KB" or "fail"
 run() {
-	q=$1
-	t=$2
-	s=$3
-	shift 3
-	"$PERF" write_bw -p 0 >"$TMP/srv" 2>&1 &
+	test=$1
+	q=$2
+	t=$3
+	s=$4
+	shift 4
+	"$PERF" "$test" -p 0 >"$TMP/srv" 2>&1 &
 	SPID=$!
 	port=
 	n=0
@@ -62,7 +64,7 @@ run() {
 		n=$((n + 1))
 	done
 	out=fail
-	if [ -n "$port" ] && /usr/bin/time -f %M -o "$TMP/rss" timeout 120 "$PERF" write_bw -s "$s" \
+	if [ -n "$port" ] && /usr/bin/time -f %M -o "$TMP/rss" timeout 120 "$PERF" "$test" -s "$s" \
 		-q "$q" -t "$t" "$@" -p "$port" 127.0.0.1 >"$TMP/cli" 2>"$TMP/cli.err"; then
 		mb=$(awk '$1 ~ /^[0-9]+$/ && NF == 5 {v = $4} END {print v}' "$TMP/cli")
 		[ -n "$mb" ] && out="$mb $(tail -n 1 "$TMP/rss")"
@@ -79,16 +81,22 @@ median() { sort -n | awk '{a[NR] = $1} END {if (NR) printf "%s %s %s", a[int((NR
 
 echo "uiwarp scale: write_bw $SIZE, $REPS x $SECS s per QP count, $(nproc) CPUs, $(uname -r)"
 for r in $(seq 1 "$REPS"); do
+	res=$(run tcp_bw 1 128 "$SIZE" -D "$SECS")
+	echo "  rep $r: raw TCP, one connection: $res"
+	echo "$res" >>"$TMP/bw.tcp"
 	for q in $QS; do
 		t=$((128 / q))
 		[ $t -lt 1 ] && t=1
-		res=$(run "$q" "$t" "$SIZE" -D "$SECS")
+		res=$(run write_bw "$q" "$t" "$SIZE" -D "$SECS")
 		echo "  rep $r: $q QPs (depth $t): $res"
 		echo "$res" >>"$TMP/bw.$q"
 	done
 done
 base=
-printf '\n| QPs | depth per QP | MB/s median (min..max) | ratio to 1 QP | client peak RSS |\n|---|---|---|---|---|\n'
+set -- $(grep -v fail "$TMP/bw.tcp" | awk '{print $1}' | median)
+tcp=$1
+printf '\nraw TCP (uiw-perf tcp_bw, one connection, %s writes), same run: %s MB/s median (%s..%s)\n' "$SIZE" "$1" "$2" "$3"
+printf '\n| QPs | depth per QP | MB/s median (min..max) | ratio to 1 QP | ratio to raw TCP | client peak RSS |\n|---|---|---|---|---|---|\n'
 for q in $QS; do
 	t=$((128 / q))
 	[ $t -lt 1 ] && t=1
@@ -99,7 +107,8 @@ for q in $QS; do
 	rss=$(grep -v fail "$TMP/bw.$q" | awk '{print $2}' | sort -n | tail -n 1)
 	[ -z "$base" ] && base=$med
 	ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
-	printf '| %s | %s | %s (%s..%s) | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" \
+	rtcp=$(awk -v a="$med" -v b="$tcp" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
+	printf '| %s | %s | %s (%s..%s) | %s | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" "$rtcp" \
 		"$(awk -v k="${rss:-0}" 'BEGIN {printf "%.1f", k / 1024}')"
 	fails=$(grep -c fail "$TMP/bw.$q")
 	[ "$fails" -gt 0 ] && echo "  ($fails of $REPS runs with $q QPs failed)"
@@ -109,7 +118,7 @@ done
 r1=
 printf '\n| QPs (one 8-octet Write each) | client peak RSS | per QP beyond the first |\n|---|---|---|\n'
 for q in $QS; do
-	set -- $(run "$q" 1 8 -n 1)
+	set -- $(run write_bw "$q" 1 8 -n 1)
 	rss=${2:-0}
 	[ -z "$r1" ] && r1=$rss
 	per=$(awk -v a="$rss" -v b="$r1" -v q="$q" 'BEGIN {if (q > 1) printf "%.1f KiB", (a - b) / (q - 1); else print "-"}')
