@@ -899,11 +899,18 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 	}
 	io_uring_cq_advance(&ctx->ring, seen);
 	ctx->running = 0;
-	if (seen && ctx->attr.mode == UIW_CTX_POLLED) {
-		/* act on what came (post the next reads and sends) right away */
-		now = engine_now_ns();
-		service_ids(ctx, now, &deadline);
-		io_uring_submit(&ctx->ring);
+	if (seen && ctx->attr.mode == UIW_CTX_POLLED && ctx->efd_exported) {
+		/* What came is acted on (the next reads posted, sends made) by
+		 * the next turn, which submits it together with whatever the
+		 * application posts meanwhile: submitting the re-armed reads
+		 * here put a read attempt and a poll arm (~0.9 us measured)
+		 * between a message's arrival and the application's answer.
+		 * An application that sleeps on uiw_context_fd() is told to
+		 * turn the engine again. */
+		uint64_t one = 1;
+
+		if (write(ctx->efd, &one, sizeof(one)) < 0)
+			return; /* saturated: it is readable anyway */
 	}
 }
 
