@@ -714,8 +714,8 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 			break;
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	/* a receive may unblock a Send waiting in any QP's socket */
-	engine_wake(ctx);
+	/* no engine turn (see uiw_post_recv): nothing waits for a receive;
+	 * this used to ask for a look at every connection of the context */
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	return ret;
@@ -725,7 +725,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_recv_wr w;
-	int ret = 0, marked;
+	int ret = 0, marked, quiet;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (qp->srq)
@@ -742,13 +742,21 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 		if (ret)
 			break;
 	}
+	/* A connected QP needs no engine turn for a receive: a Send that
+	 * finds the queue empty is an error at once (RFC 5040 §5.3, the
+	 * TERMINATE in rdmap_rx), nothing waits in the socket for a buffer,
+	 * and a flushed receive completed above.  Waking the progress thread
+	 * for every batch of receives cost send_bw about one engine wake-up
+	 * per completion event. */
+	quiet = qp->id && qp->qp.state == RDMAP_QPS_RTS;
 	marked = qp->id != NULL;
-	if (marked)
+	if (marked && !quiet)
 		engine_mark(qp->id);
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	/* a receive may unblock a Send waiting in the socket */
+	if (quiet)
+		return ret;
 	if (marked)
 		engine_kick(ctx);
 	else
