@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# bench/scale.sh [-r REPS] [-D SECS] [-s SIZE] [-q "1 16 256 1024"] - many
-# QPs on one engine thread (issue 7): `uiw-perf write_bw -q N` on 127.0.0.1
-# for each N, one server and one client process (each context has one
-# engine thread), repetitions interleaved (1, 16, 256, 1024, 1, 16, ...).
+# bench/scale.sh [-r REPS] [-D SECS] [-s SIZE] [-q "1 16 256 1024"] [-E N] -
+# many QPs on one engine thread (issue 7): `uiw-perf write_bw -q N` on
+# 127.0.0.1 for each N, one server and one client process (each context has
+# one engine thread; -E N: N engine threads each, uiw-perf --engines),
+# repetitions interleaved (1, 16, 256, 1024, 1, 16, ...).
 # The send queue depth per QP is max(1, 128 / N), so that about 128 Writes
 # are in flight in all (at least one per QP).  Reports per N the median
 # aggregate bandwidth with min..max, its ratio to one QP and to raw TCP
@@ -20,14 +21,16 @@ REPS=3
 SECS=3
 SIZE=64K
 QS="1 16 256 1024"
-while getopts r:D:s:q:h o; do
+ENG=1
+while getopts r:D:s:q:E:h o; do
 	case $o in
 	r) REPS=$OPTARG ;;
 	D) SECS=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	q) QS=$OPTARG ;;
+	E) ENG=$OPTARG ;;
 	*)
-		sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
 		[ "$o" = h ] && exit 0
 		exit 2
 		;;
@@ -54,7 +57,10 @@ run() {
 	t=$3
 	s=$4
 	shift 4
-	"$PERF" "$test" -p 0 >"$TMP/srv" 2>&1 &
+	eng=
+	[ "$ENG" != 1 ] && [ "$test" != tcp_bw ] && eng="--engines $ENG"
+	# shellcheck disable=SC2086 # $eng: an option and its value, or nothing
+	"$PERF" "$test" $eng -p 0 >"$TMP/srv" 2>&1 &
 	SPID=$!
 	port=
 	n=0
@@ -64,8 +70,9 @@ run() {
 		n=$((n + 1))
 	done
 	out=fail
+	# shellcheck disable=SC2086
 	if [ -n "$port" ] && /usr/bin/time -f %M -o "$TMP/rss" timeout 120 "$PERF" "$test" -s "$s" \
-		-q "$q" -t "$t" "$@" -p "$port" 127.0.0.1 >"$TMP/cli" 2>"$TMP/cli.err"; then
+		-q "$q" -t "$t" $eng "$@" -p "$port" 127.0.0.1 >"$TMP/cli" 2>"$TMP/cli.err"; then
 		mb=$(awk '$1 ~ /^[0-9]+$/ && NF == 5 {v = $4} END {print v}' "$TMP/cli")
 		[ -n "$mb" ] && out="$mb $(tail -n 1 "$TMP/rss")"
 	else
@@ -79,7 +86,7 @@ run() {
 
 median() { sort -n | awk '{a[NR] = $1} END {if (NR) printf "%s %s %s", a[int((NR + 1) / 2)], a[1], a[NR]; else print "- - -"}'; }
 
-echo "uiwarp scale: write_bw $SIZE, $REPS x $SECS s per QP count, $(nproc) CPUs, $(uname -r)"
+echo "uiwarp scale: write_bw $SIZE, $REPS x $SECS s per QP count, $ENG engine thread(s) per context, $(nproc) CPUs, $(uname -r)"
 for r in $(seq 1 "$REPS"); do
 	res=$(run tcp_bw 1 128 "$SIZE" -D "$SECS")
 	echo "  rep $r: raw TCP, one connection: $res"

@@ -132,6 +132,7 @@ struct opts {
 	int markers; /* 1 on */
 	int poll;    /* 1: --poll, 0: --event */
 	int app;     /* --progress app: polled context, the application waits in it */
+	unsigned engines; /* --engines: progress threads of the context */
 	int verify;
 	int json;
 	unsigned tx_depth, rx_depth, cq_mod, outs, inline_size;
@@ -182,6 +183,9 @@ static void usage(FILE *f)
 		"                         context's progress thread (default; two wake-ups\n"
 		"                         per message), or the application, blocked in\n"
 		"                         uiw_progress() on a polled context (one wake-up)\n"
+		"      --engines N        with --progress thread: N progress threads (engines)\n"
+		"                         in this side's context, 1..64 (default 1); the QPs\n"
+		"                         are spread over them round-robin; each side's own\n"
 		"      --verify           the receiver (the reader for read tests) checks\n"
 		"                         every payload; mismatch: exit status 3\n"
 		"      --json             one JSON object per result line on stdout (the\n"
@@ -298,6 +302,7 @@ enum {
 	OPT_POLL,
 	OPT_EVENT,
 	OPT_PROGRESS,
+	OPT_ENGINES,
 	OPT_VERIFY,
 	OPT_JSON,
 	OPT_INJECT,
@@ -324,6 +329,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"poll", no_argument, NULL, OPT_POLL},
 		{"event", no_argument, NULL, OPT_EVENT},
 		{"progress", required_argument, NULL, OPT_PROGRESS},
+		{"engines", required_argument, NULL, OPT_ENGINES},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
@@ -431,6 +437,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			else
 				die(EXIT_USAGE, "--progress takes thread or app, not '%s'", optarg);
 			break;
+		case OPT_ENGINES:
+			o->engines = parse_uint("--engines", optarg, 1, 64);
+			break;
 		case OPT_VERIFY:
 			o->verify = 1;
 			o->given |= G_VERIFY;
@@ -482,6 +491,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die(EXIT_USAGE, "-p 0 is for the server only");
 	if (o->inject && !o->verify)
 		die(EXIT_USAGE, "--inject-error needs --verify");
+	if (o->engines > 1 && (o->poll || o->app))
+		die(EXIT_USAGE, "--engines: only with --progress thread (a polled context has one)");
 	if (o->perftest) {
 		if (o->test != T_WRITE_BW && o->test != T_READ_BW && o->test != T_SEND_BW)
 			die(EXIT_USAGE, "--perftest: only write_bw, read_bw and send_bw");
@@ -1130,6 +1141,13 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		       onoff(o->markers));
 		printf(" Data verify     : %-8s     Inline size   : %u\n", onoff(o->verify),
 		       o->inline_size);
+		if (!o->poll)
+			printf(" Engine          : %s\n",
+			       o->app ? "the application's thread (uiw_progress)"
+				      : o->engines > 1 ? "progress threads (--engines)"
+						       : "one progress thread");
+		if (o->engines > 1)
+			printf(" Engine threads  : %u (this side)\n", o->engines);
 		if (o->test == T_WRITE_LAT)
 			printf(" write_lat       : %s\n",
 			       o->poll ? "polls the last byte of the buffer"
@@ -1883,6 +1901,7 @@ static void perf_open(struct perf *p)
 	a.mode = p->o.poll || p->o.app ? UIW_CTX_POLLED : UIW_CTX_PROGRESS_THREAD;
 	a.crc = p->o.crc ? UIW_CRC_ON : UIW_CRC_OFF;
 	a.markers = p->o.markers;
+	a.engine_threads = p->o.engines;
 	vcheck(uiw_open_context(&p->ctx, &a), "uiw_open_context");
 	/* the library builds its CRC32C tables on first use (about 1 ms here):
 	 * do it now rather than inside the first timed message */

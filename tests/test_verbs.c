@@ -48,6 +48,9 @@ static const struct uiw_context_attr tv_attrs[] = {
 	{.crc = UIW_CRC_DEFAULT},	   {.crc = UIW_CRC_OFF},
 	{.crc = UIW_CRC_ON, .markers = 1}, {.mpa_rev = 1},
 	{.fpdu_max = 1000, .markers = 1},
+	/* three progress threads: the accepted connection is served by
+	 * another engine than the listener that accepted it */
+	{.engine_threads = 3},
 };
 static const struct uiw_context_attr *tv_attr;
 
@@ -517,6 +520,14 @@ START_TEST(test_verbs_api_errors)
 	uint8_t b[16];
 
 	ck_assert_int_eq(uiw_open_context(&ctx, &a), -EINVAL);
+	/* engines: at most 64, and one only in a polled context */
+	a = (struct uiw_context_attr){.engine_threads = 65};
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), -EINVAL);
+	a = (struct uiw_context_attr){.mode = UIW_CTX_POLLED, .engine_threads = 2};
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), -EINVAL);
+	a.engine_threads = 1;
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), 0);
+	ck_assert_int_eq(uiw_close_context(ctx), 0);
 	ck_assert_int_eq(uiw_open_context(&ctx, NULL), 0);
 	ck_assert_int_eq(uiw_create_cq(ctx, 0, NULL, NULL, &cq), -EINVAL);
 	ck_assert_int_eq(uiw_alloc_pd(ctx, &pd), 0);
@@ -637,6 +648,179 @@ START_TEST(test_verbs_fork)
 }
 END_TEST
 
+/*
+ * Several engine threads per context (uiw_context_attr.engine_threads):
+ * TE_CONNS connections between a server context with 4 engines and a client
+ * context with 3, all moving data at once (each: an RDMA Write of TE_LEN
+ * octets, a Send of TE_LEN octets, an RDMA Read of TE_LEN octets back),
+ * every octet checked; then every connection is disconnected and every
+ * object destroyed.  Connections are spread round-robin over the engines,
+ * so accepted connections are served by other engines than the listener.
+ */
+#define TE_CONNS 8
+#define TE_LEN	 (256u << 10)
+
+START_TEST(test_verbs_engines)
+{
+	struct uiw_context_attr sa = {.engine_threads = 4}, ca = {.engine_threads = 3};
+	struct uiw_context *sctx, *cctx;
+	struct uiw_pd *spd, *cpd;
+	struct uiw_cq *scq, *ccq;
+	struct uiw_mr *smr, *cmr;
+	struct uiw_qp *sqp[TE_CONNS], *cqp[TE_CONNS];
+	struct uiw_cm_id *lid, *sid[TE_CONNS] = {0}, *cid[TE_CONNS];
+	struct uiw_qp_init_attr qa = {0};
+	struct uiw_cm_event ev;
+	struct uiw_wc wc;
+	/* per connection: client [src | read-back], server [write dst | recv dst] */
+	size_t per = 2 * (size_t)TE_LEN;
+	uint8_t *sbuf = calloc(TE_CONNS, per), *cbuf = calloc(TE_CONNS, per);
+	uint64_t seed = tu_seed();
+	unsigned established = 0, cdone = 0, sdone = 0;
+	uint16_t port;
+
+	ck_assert_ptr_nonnull(sbuf);
+	ck_assert_ptr_nonnull(cbuf);
+	ck_assert_int_eq(uiw_open_context(&sctx, &sa), 0);
+	ck_assert_int_eq(uiw_open_context(&cctx, &ca), 0);
+	ck_assert_int_eq(uiw_alloc_pd(sctx, &spd), 0);
+	ck_assert_int_eq(uiw_alloc_pd(cctx, &cpd), 0);
+	ck_assert_int_eq(uiw_create_cq(sctx, 256, NULL, NULL, &scq), 0);
+	ck_assert_int_eq(uiw_create_cq(cctx, 256, NULL, NULL, &ccq), 0);
+	ck_assert_int_eq(uiw_reg_mr(spd, sbuf, TE_CONNS * per,
+				    UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE |
+					    UIW_ACCESS_REMOTE_READ,
+				    &smr),
+			 0);
+	ck_assert_int_eq(uiw_reg_mr(cpd, cbuf, TE_CONNS * per, UIW_ACCESS_LOCAL_WRITE, &cmr), 0);
+	qa.cap.max_send_wr = 8;
+	qa.cap.max_recv_wr = 8;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		qa.send_cq = qa.recv_cq = scq;
+		ck_assert_int_eq(uiw_create_qp(spd, &qa, &sqp[i]), 0);
+		qa.send_cq = qa.recv_cq = ccq;
+		ck_assert_int_eq(uiw_create_qp(cpd, &qa, &cqp[i]), 0);
+		tu_rand_fill(&seed, cbuf + i * per, TE_LEN);
+	}
+	ck_assert_int_eq(uiw_create_id(sctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, TE_CONNS), 0);
+	port = uiw_get_port(lid);
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		struct uiw_conn_param cp = {&i, sizeof(i), 0, 0};
+
+		ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid[i]), 0);
+		ck_assert_int_eq(uiw_connect(cid[i], "127.0.0.1", port, cqp[i], &cp), 0);
+	}
+	/* accept in arrival order: the private data names the connection */
+	while (established < 2 * TE_CONNS) {
+		struct uiw_context *c = established & 1 ? cctx : sctx;
+		int r = uiw_get_cm_event(c, &ev, 0);
+
+		if (r == -ETIMEDOUT) {
+			c = c == sctx ? cctx : sctx;
+			r = uiw_get_cm_event(c, &ev, TV_WAIT_MS / 10);
+			if (r == -ETIMEDOUT)
+				continue;
+		}
+		ck_assert_int_eq(r, 0);
+		if (ev.event == UIW_CM_EVENT_CONNECT_REQUEST) {
+			unsigned k;
+
+			ck_assert_uint_eq(ev.private_data_len, sizeof(k));
+			memcpy(&k, ev.private_data, sizeof(k));
+			ck_assert_uint_lt(k, TE_CONNS);
+			ck_assert_ptr_null(sid[k]);
+			sid[k] = ev.id;
+			ck_assert_int_eq(uiw_accept(sid[k], sqp[k], NULL), 0);
+			continue;
+		}
+		ck_assert_msg(ev.event == UIW_CM_EVENT_ESTABLISHED, "event %s (%d)",
+			      uiw_event_str(ev.event), ev.status);
+		established++;
+	}
+	/* everything at once: Write, Send, Read on every connection */
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		uint8_t *src = cbuf + i * per, *back = src + TE_LEN;
+		uint8_t *wdst = sbuf + i * per, *rdst = wdst + TE_LEN;
+		struct uiw_sge rs = {(uintptr_t)rdst, TE_LEN, smr->lkey};
+		struct uiw_recv_wr rw = {.wr_id = 100 + i, .sg_list = &rs, .num_sge = 1};
+		struct uiw_sge ss = {(uintptr_t)src, TE_LEN, cmr->lkey};
+		struct uiw_sge bs = {(uintptr_t)back, TE_LEN, cmr->lkey};
+		struct uiw_send_wr w[3] = {
+			{.wr_id = 1, .sg_list = &ss, .num_sge = 1, .opcode = UIW_WR_RDMA_WRITE},
+			{.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = UIW_WR_SEND,
+			 .send_flags = UIW_SEND_SIGNALED},
+			{.wr_id = 300 + i, .sg_list = &bs, .num_sge = 1, .opcode = UIW_WR_RDMA_READ,
+			 .send_flags = UIW_SEND_SIGNALED},
+		};
+
+		w[0].next = &w[1];
+		w[1].next = &w[2];
+		w[0].wr.rdma.remote_addr = (uintptr_t)wdst;
+		w[0].wr.rdma.rkey = smr->rkey;
+		w[2].wr.rdma.remote_addr = (uintptr_t)wdst; /* what the Write placed */
+		w[2].wr.rdma.rkey = smr->rkey;
+		ck_assert_int_eq(uiw_post_recv(sqp[i], &rw, NULL), 0);
+		ck_assert_int_eq(uiw_post_send(cqp[i], w, NULL), 0);
+	}
+	{
+		uint64_t end = ms_now() + TV_WAIT_MS;
+
+		while ((cdone < 2 * TE_CONNS || sdone < TE_CONNS) && ms_now() < end) {
+			int n = uiw_poll_cq(ccq, 1, &wc);
+
+			if (n == 1) {
+				ck_assert_msg(wc.status == UIW_WC_SUCCESS, "client wc status %d",
+					      (int)wc.status);
+				cdone++;
+			}
+			if (uiw_poll_cq(scq, 1, &wc) == 1) {
+				ck_assert_msg(wc.status == UIW_WC_SUCCESS, "server wc status %d",
+					      (int)wc.status);
+				ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+				ck_assert_uint_eq(wc.byte_len, TE_LEN);
+				sdone++;
+			} else if (n == 0) {
+				usleep(100);
+			}
+		}
+	}
+	ck_assert_uint_eq(cdone, 2 * TE_CONNS);
+	ck_assert_uint_eq(sdone, TE_CONNS);
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		uint8_t *src = cbuf + i * per;
+
+		ck_assert_msg(memcmp(sbuf + i * per, src, TE_LEN) == 0, "Write %u", i);
+		ck_assert_msg(memcmp(sbuf + i * per + TE_LEN, src, TE_LEN) == 0, "Send %u", i);
+		ck_assert_msg(memcmp(src + TE_LEN, src, TE_LEN) == 0, "Read %u", i);
+	}
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		ck_assert_int_eq(uiw_disconnect(cid[i]), 0);
+		want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	}
+	for (unsigned i = 0; i < TE_CONNS; i++) {
+		ck_assert_int_eq(uiw_destroy_id(cid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_id(sid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_qp(cqp[i]), 0);
+		ck_assert_int_eq(uiw_destroy_qp(sqp[i]), 0);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	ck_assert_int_eq(uiw_dereg_mr(smr), 0);
+	ck_assert_int_eq(uiw_dereg_mr(cmr), 0);
+	ck_assert_int_eq(uiw_destroy_cq(scq), 0);
+	ck_assert_int_eq(uiw_destroy_cq(ccq), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
+	ck_assert_int_eq(uiw_close_context(sctx), 0);
+	ck_assert_int_eq(uiw_close_context(cctx), 0);
+	free(sbuf);
+	free(cbuf);
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -653,6 +837,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_remote_access_error);
 	tcase_add_test(tc, test_verbs_destroy_connected);
 	tcase_add_test(tc, test_verbs_fork);
+	tcase_add_test(tc, test_verbs_engines);
 	suite_add_tcase(s, tc);
 	return s;
 }

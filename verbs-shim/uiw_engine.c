@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine: the only code of uiwarp that touches sockets.  One progress
- * thread per context runs an io_uring loop:
+ * The engine: the only code of uiwarp that touches sockets.  A context has
+ * one engine (attr.engine_threads: several), each a progress thread (or,
+ * polled, the application's thread) running an io_uring loop for the
+ * connections it was given:
  *
  *  - per connection at most one IORING_OP_READV (into the iovecs that
  *    mpa_rx_lend() returns: payload lands straight in registered memory, no
@@ -56,21 +58,23 @@ uint64_t engine_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void engine_kick(struct uiw_context *ctx)
+void engine_kick(struct uiw_engine *eng)
 {
 	uint64_t one = 1;
 
-	if (ctx->attr.mode == UIW_CTX_POLLED)
+	if (eng->ctx->attr.mode == UIW_CTX_POLLED)
 		return; /* no thread: the next poll turns the engine */
 	/* EAGAIN (counter saturated) still means "awake": ignore the result. */
-	if (write(ctx->efd, &one, sizeof(one)) < 0)
+	if (write(eng->efd, &one, sizeof(one)) < 0)
 		return;
 }
 
 void engine_wake(struct uiw_context *ctx)
 {
-	__atomic_store_n(&ctx->all_dirty, 1, __ATOMIC_RELEASE);
-	engine_kick(ctx);
+	for (unsigned i = 0; i < ctx->neng; i++) {
+		__atomic_store_n(&ctx->eng[i].all_dirty, 1, __ATOMIC_RELEASE);
+		engine_kick(&ctx->eng[i]);
+	}
 }
 
 void engine_mark(struct uiw_cm_id *id)
@@ -78,8 +82,14 @@ void engine_mark(struct uiw_cm_id *id)
 	if (id->dirty)
 		return;
 	id->dirty = 1;
-	id->dirty_next = id->ctx->dirty;
-	id->ctx->dirty = id;
+	id->dirty_next = id->eng->dirty;
+	id->eng->dirty = id;
+}
+
+/* (lock held) the engine a new id is served by: round-robin */
+static struct uiw_engine *engine_pick(struct uiw_context *ctx)
+{
+	return &ctx->eng[ctx->next_eng++ % ctx->neng];
 }
 
 /* (lock held) take @id off the dirty list before it is freed */
@@ -89,7 +99,7 @@ static void engine_unmark(struct uiw_cm_id *id)
 
 	if (!id->dirty)
 		return;
-	for (pp = &id->ctx->dirty; *pp; pp = &(*pp)->dirty_next)
+	for (pp = &id->eng->dirty; *pp; pp = &(*pp)->dirty_next)
 		if (*pp == id) {
 			*pp = id->dirty_next;
 			break;
@@ -461,6 +471,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		}
 		id_init_ops(c);
 		c->ctx = ctx;
+		c->eng = engine_pick(ctx);
 		c->fd = res;
 		c->listener = id;
 		ctx_mpa_cfg(ctx, MPA_ROLE_RESPONDER, &cfg);
@@ -477,6 +488,8 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		c->next = ctx->ids;
 		ctx->ids = c;
 		engine_mark(c);
+		if (c->eng != id->eng)
+			engine_kick(c->eng); /* its first I/O goes on its own ring */
 		return;
 	}
 	if (id->state != UIW_ID_TCP_CONNECTING)
@@ -509,13 +522,13 @@ static void on_misc(struct uiw_cm_id *id, int res)
 
 /* ---- per-id service ----------------------------------------------------- */
 
-static struct io_uring_sqe *get_sqe(struct uiw_context *ctx)
+static struct io_uring_sqe *get_sqe(struct uiw_engine *eng)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&eng->ring);
 
 	if (!sqe) {
-		io_uring_submit(&ctx->ring);
-		sqe = io_uring_get_sqe(&ctx->ring);
+		io_uring_submit(&eng->ring);
+		sqe = io_uring_get_sqe(&eng->ring);
 	}
 	return sqe;
 }
@@ -544,7 +557,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 
 	if (id->fd < 0)
 		return 0;
-	if (id->cancel_misc && id->misc_busy && (sqe = get_sqe(ctx))) {
+	if (id->cancel_misc && id->misc_busy && (sqe = get_sqe(id->eng))) {
 		io_uring_prep_cancel(sqe, &id->op_misc, 0);
 		io_uring_sqe_set_data(sqe, NULL);
 		id->cancel_misc = 0;
@@ -580,7 +593,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 				return 0;
 			}
 		}
-		if (!id->misc_busy && (sqe = get_sqe(ctx))) {
+		if (!id->misc_busy && (sqe = get_sqe(id->eng))) {
 			io_uring_prep_accept(sqe, id->fd, NULL, NULL, SOCK_CLOEXEC);
 			io_uring_sqe_set_data(sqe, &id->op_misc);
 			id->misc_busy = 1;
@@ -588,7 +601,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		return 0;
 	}
 	if (id->state == UIW_ID_TCP_CONNECTING) {
-		if (!id->misc_busy && !id->destroying && (sqe = get_sqe(ctx))) {
+		if (!id->misc_busy && !id->destroying && (sqe = get_sqe(id->eng))) {
 			io_uring_prep_connect(sqe, id->fd, (struct sockaddr *)&id->addr,
 					      id->addrlen);
 			io_uring_sqe_set_data(sqe, &id->op_misc);
@@ -655,7 +668,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 	}
 	if (!id->tx_busy && !id->tx_shut && !id->tx_hold_until) {
 		n = mpa_tx_pending(&id->mpa, id->tx_iov, UIW_TX_IOV);
-		if (n > 0 && (sqe = get_sqe(ctx))) {
+		if (n > 0 && (sqe = get_sqe(id->eng))) {
 			memset(&id->tx_msg, 0, sizeof(id->tx_msg));
 			id->tx_msg.msg_iov = id->tx_iov;
 			id->tx_msg.msg_iovlen = (size_t)n;
@@ -720,7 +733,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 				}
 			}
 		}
-		if (n > 0 && (sqe = get_sqe(ctx))) {
+		if (n > 0 && (sqe = get_sqe(id->eng))) {
 			id->rx_reads++;
 			id->rx_staged_reads += (uint64_t)id->rx_staged;
 			io_uring_prep_readv(sqe, id->fd, iov, (unsigned)n, 0);
@@ -761,7 +774,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 	return 0;
 }
 
-static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
+static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 {
 	struct uiw_op *op = io_uring_cqe_get_data(cqe);
 
@@ -771,7 +784,7 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 		engine_mark(op->id);
 	switch (op->kind) {
 	case UIW_OP_EFD:
-		ctx->efd_busy = 0;
+		eng->efd_busy = 0;
 		break;
 	case UIW_OP_RX:
 		on_rx(op->id, cqe->res);
@@ -786,27 +799,28 @@ static void handle_cqe(struct uiw_context *ctx, struct io_uring_cqe *cqe)
 }
 
 /*
- * Service the ids that need it (lock held): every id when a full scan was
- * asked for (engine_wake()) or a deadline is due, else only the ids marked
- * since (completions of their I/O, posted work requests).  A full scan
- * costs one id_service() per connection: with 1024 connections on a
- * context, doing it on every turn made the engine O(connections) per
- * completion.  @deadline gets the earliest deadline seen; ctx->timer_due
+ * Service the ids of @eng that need it (lock held): every one when a full
+ * scan was asked for (engine_wake()) or a deadline is due, else only the
+ * ids marked since (completions of their I/O, posted work requests).  A
+ * full scan costs one id_service() per connection: with 1024 connections on
+ * a context, doing it on every turn made the engine O(connections) per
+ * completion.  @deadline gets the earliest deadline seen; eng->timer_due
  * remembers it for the turns that do not look at every id.
  */
-static void service_ids(struct uiw_context *ctx, uint64_t now, uint64_t *deadline)
+static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline)
 {
+	struct uiw_context *ctx = eng->ctx;
 	struct uiw_cm_id **pp, *list;
 
-	if (__atomic_exchange_n(&ctx->all_dirty, 0, __ATOMIC_ACQ_REL) || now >= ctx->timer_due) {
-		while ((list = ctx->dirty)) {
-			ctx->dirty = list->dirty_next;
+	if (__atomic_exchange_n(&eng->all_dirty, 0, __ATOMIC_ACQ_REL) || now >= eng->timer_due) {
+		while ((list = eng->dirty)) {
+			eng->dirty = list->dirty_next;
 			list->dirty = 0;
 		}
 		for (pp = &ctx->ids; *pp;) {
 			struct uiw_cm_id *id = *pp;
 
-			if (id_service(id, now, deadline)) {
+			if (id->eng == eng && id_service(id, now, deadline)) {
 				*pp = id->next;
 				engine_unmark(id);
 				id_free(id);
@@ -814,11 +828,11 @@ static void service_ids(struct uiw_context *ctx, uint64_t now, uint64_t *deadlin
 				pp = &id->next;
 			}
 		}
-		ctx->timer_due = *deadline;
+		eng->timer_due = *deadline;
 		return;
 	}
-	list = ctx->dirty;
-	ctx->dirty = NULL;
+	list = eng->dirty;
+	eng->dirty = NULL;
 	while (list) {
 		struct uiw_cm_id *id = list;
 
@@ -833,46 +847,47 @@ static void service_ids(struct uiw_context *ctx, uint64_t now, uint64_t *deadlin
 			id_free(id);
 		}
 	}
-	if (*deadline < ctx->timer_due)
-		ctx->timer_due = *deadline;
-	if (ctx->timer_due < *deadline)
-		*deadline = ctx->timer_due;
+	if (*deadline < eng->timer_due)
+		eng->timer_due = *deadline;
+	if (eng->timer_due < *deadline)
+		*deadline = eng->timer_due;
 }
 
 /*
- * One turn of the engine (context lock held): service every id, submit,
- * wait up to @timeout_ns for a completion (0: do not wait; UINT64_MAX:
- * until one comes) with the lock released, then handle what came.  Only
- * one thread turns the engine at a time: a caller that finds it busy
- * returns at once (polled mode with several threads).
+ * One turn of @eng (context lock held): service its ids, submit, wait up to
+ * @timeout_ns for a completion (0: do not wait; UINT64_MAX: until one comes)
+ * with the lock released, then handle what came.  Only one thread turns an
+ * engine at a time: a caller that finds it busy returns at once (polled
+ * mode with several threads).
  */
-void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
+static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 {
+	struct uiw_context *ctx = eng->ctx;
 	uint64_t now = engine_now_ns(), deadline = UINT64_MAX;
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	unsigned head, seen = 0;
 
-	if (ctx->running)
+	if (eng->running)
 		return;
-	if (ctx->ring_disabled) {
+	if (eng->ring_disabled) {
 		/* the first thread to turn the engine becomes the ring's only
 		 * submitter (IORING_SETUP_SINGLE_ISSUER) */
-		if (syscall(__NR_io_uring_register, ctx->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+		if (syscall(__NR_io_uring_register, eng->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
 			    NULL, 0) < 0)
 			return;
-		ctx->ring_disabled = 0;
-		ctx->issuer = pthread_self();
-		ctx->has_issuer = 1;
-	} else if (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self())) {
+		eng->ring_disabled = 0;
+		eng->issuer = pthread_self();
+		eng->has_issuer = 1;
+	} else if (eng->has_issuer && !pthread_equal(eng->issuer, pthread_self())) {
 		return; /* polled mode: another thread owns the ring */
 	}
-	ctx->running = 1;
-	service_ids(ctx, now, &deadline);
-	if (ctx->attr.mode != UIW_CTX_POLLED && !ctx->efd_busy && (sqe = get_sqe(ctx))) {
-		io_uring_prep_read(sqe, ctx->efd, &ctx->efd_buf, sizeof(ctx->efd_buf), 0);
-		io_uring_sqe_set_data(sqe, &ctx->efd_op);
-		ctx->efd_busy = 1;
+	eng->running = 1;
+	service_ids(eng, now, &deadline);
+	if (ctx->attr.mode != UIW_CTX_POLLED && !eng->efd_busy && (sqe = get_sqe(eng))) {
+		io_uring_prep_read(sqe, eng->efd, &eng->efd_buf, sizeof(eng->efd_buf), 0);
+		io_uring_sqe_set_data(sqe, &eng->efd_op);
+		eng->efd_busy = 1;
 	}
 	if (timeout_ns != UINT64_MAX && (deadline == UINT64_MAX || deadline > now + timeout_ns))
 		deadline = now + timeout_ns;
@@ -881,24 +896,24 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 		/* submit and run pending task work, no wait: in one enter,
 		 * so that deferred work never stays queued (a registered
 		 * eventfd is signalled only when the queue was empty) */
-		io_uring_submit_and_get_events(&ctx->ring);
+		io_uring_submit_and_get_events(&eng->ring);
 	} else if (deadline != UINT64_MAX) {
 		uint64_t d = deadline - now;
 		struct __kernel_timespec ts = {.tv_sec = (long long)(d / 1000000000ull),
 					       .tv_nsec = (long long)(d % 1000000000ull)};
 
-		io_uring_submit_and_wait_timeout(&ctx->ring, &cqe, 1, &ts, NULL);
+		io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1, &ts, NULL);
 	} else {
-		io_uring_submit_and_wait(&ctx->ring, 1);
+		io_uring_submit_and_wait(&eng->ring, 1);
 	}
 	pthread_mutex_lock(&ctx->lock);
-	io_uring_for_each_cqe(&ctx->ring, head, cqe)
+	io_uring_for_each_cqe(&eng->ring, head, cqe)
 	{
-		handle_cqe(ctx, cqe);
+		handle_cqe(eng, cqe);
 		seen++;
 	}
-	io_uring_cq_advance(&ctx->ring, seen);
-	ctx->running = 0;
+	io_uring_cq_advance(&eng->ring, seen);
+	eng->running = 0;
 	if (seen && ctx->attr.mode == UIW_CTX_POLLED && ctx->efd_exported) {
 		/* What came is acted on (the next reads posted, sends made) by
 		 * the next turn, which submits it together with whatever the
@@ -909,17 +924,29 @@ void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 		 * turn the engine again. */
 		uint64_t one = 1;
 
-		if (write(ctx->efd, &one, sizeof(one)) < 0)
+		if (write(eng->efd, &one, sizeof(one)) < 0)
 			return; /* saturated: it is readable anyway */
 	}
+}
+
+void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
+{
+	eng_run(&ctx->eng[0], timeout_ns);
+}
+
+/* polled: the engine is being turned, or belongs to another thread */
+int engine_polled_busy(const struct uiw_context *ctx)
+{
+	const struct uiw_engine *eng = &ctx->eng[0];
+
+	return eng->running || (eng->has_issuer && !pthread_equal(eng->issuer, pthread_self()));
 }
 
 /* Wait on the context's condition variable (lock held), or in polled mode
  * turn the engine meanwhile.  @dl: absolute CLOCK_REALTIME deadline or NULL. */
 int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 {
-	if (ctx->attr.mode == UIW_CTX_POLLED && !ctx->running &&
-	    (!ctx->has_issuer || pthread_equal(ctx->issuer, pthread_self()))) {
+	if (ctx->attr.mode == UIW_CTX_POLLED && !engine_polled_busy(ctx)) {
 		struct timespec now;
 		uint64_t wait = 10000000ull; /* re-check conditions every 10 ms */
 
@@ -958,53 +985,86 @@ int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 
 static void *engine_main(void *arg)
 {
-	struct uiw_context *ctx = arg;
+	struct uiw_engine *eng = arg;
+	struct uiw_context *ctx = eng->ctx;
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->stop)
-		engine_run(ctx, UINT64_MAX);
+		eng_run(eng, UINT64_MAX);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }
 
-int engine_start(struct uiw_context *ctx)
+static void eng_destroy(struct uiw_engine *eng)
+{
+	/* Closing the ring cancels and waits for whatever was still in
+	 * flight, so it goes before the memory those operations use. */
+	io_uring_queue_exit(&eng->ring);
+	close(eng->efd);
+}
+
+static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng)
 {
 	int ret;
 
-	ctx->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ctx->efd < 0)
+	eng->ctx = ctx;
+	eng->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (eng->efd < 0)
 		return -errno;
-	ctx->efd_op.kind = UIW_OP_EFD;
-	ctx->cm_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
-	if (ctx->cm_efd < 0) {
-		ret = -errno;
-		goto out_efd;
-	}
+	eng->efd_op.kind = UIW_OP_EFD;
 	/* One thread submits (the progress thread, or in polled mode the
 	 * application's): completions are then run as deferred task work when
 	 * that thread asks for events, without the cross-CPU locking and
 	 * wake-ups of the default mode.  Older kernels: plain ring. */
-	ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring,
+	ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring,
 				  IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 					  IORING_SETUP_R_DISABLED);
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(UIW_RING_DEPTH, &ctx->ring, 0);
+		ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring, 0);
 	else if (!ret)
-		ctx->ring_disabled = 1; /* the issuer enables it on its first turn */
+		eng->ring_disabled = 1; /* the issuer enables it on its first turn */
 	if (ret)
-		goto out_cmefd;
+		close(eng->efd);
+	return ret;
+}
+
+int engine_start(struct uiw_context *ctx)
+{
+	unsigned n = ctx->attr.engine_threads ? ctx->attr.engine_threads : 1, i;
+	int ret;
+
+	ctx->eng = calloc(n, sizeof(*ctx->eng));
+	if (!ctx->eng)
+		return -ENOMEM;
+	ctx->cm_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	if (ctx->cm_efd < 0) {
+		ret = -errno;
+		goto out_free;
+	}
+	for (i = 0; i < n; i++) {
+		ret = eng_init(ctx, &ctx->eng[i]);
+		if (ret)
+			goto out_eng;
+	}
+	ctx->neng = n;
 	if (ctx->attr.mode == UIW_CTX_POLLED)
 		return 0;
-	ret = -pthread_create(&ctx->thread, NULL, engine_main, ctx);
-	if (ret)
-		goto out_ring;
+	for (i = 0; i < n; i++) {
+		ret = -pthread_create(&ctx->eng[i].thread, NULL, engine_main, &ctx->eng[i]);
+		if (ret) {
+			engine_stop(ctx); /* joins the threads started */
+			return ret;
+		}
+		ctx->eng[i].started = 1;
+	}
 	return 0;
-out_ring:
-	io_uring_queue_exit(&ctx->ring);
-out_cmefd:
+out_eng:
+	while (i--)
+		eng_destroy(&ctx->eng[i]);
 	close(ctx->cm_efd);
-out_efd:
-	close(ctx->efd);
+out_free:
+	free(ctx->eng);
+	ctx->eng = NULL;
 	return ret;
 }
 
@@ -1012,16 +1072,17 @@ void engine_stop(struct uiw_context *ctx)
 {
 	struct uiw_cm_id *id;
 
-	if (ctx->attr.mode != UIW_CTX_POLLED) {
-		pthread_mutex_lock(&ctx->lock);
-		ctx->stop = 1;
-		pthread_mutex_unlock(&ctx->lock);
-		engine_wake(ctx);
-		pthread_join(ctx->thread, NULL);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stop = 1;
+	pthread_mutex_unlock(&ctx->lock);
+	for (unsigned i = 0; i < ctx->neng; i++) {
+		if (!ctx->eng[i].started)
+			continue;
+		engine_kick(&ctx->eng[i]);
+		pthread_join(ctx->eng[i].thread, NULL);
 	}
-	/* Closing the ring cancels and waits for whatever was still in flight,
-	 * so it goes before the memory those operations use. */
-	io_uring_queue_exit(&ctx->ring);
+	for (unsigned i = 0; i < ctx->neng; i++)
+		eng_destroy(&ctx->eng[i]);
 	/* ids the application never saw (handshakes in progress) */
 	while ((id = ctx->ids)) {
 		ctx->ids = id->next;
@@ -1029,8 +1090,10 @@ void engine_stop(struct uiw_context *ctx)
 			close(id->fd);
 		id_free(id);
 	}
-	close(ctx->efd);
 	close(ctx->cm_efd);
+	free(ctx->eng);
+	ctx->eng = NULL;
+	ctx->neng = 0;
 }
 
 /* ---- connection manager API ---------------------------------------------- */
@@ -1047,6 +1110,7 @@ int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out
 	id->user_owned = 1;
 	id_init_ops(id);
 	pthread_mutex_lock(&ctx->lock);
+	id->eng = engine_pick(ctx);
 	id->next = ctx->ids;
 	ctx->ids = id;
 	ctx->nid++;
@@ -1461,8 +1525,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 	if (ctx->attr.mode != UIW_CTX_POLLED)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	if (ctx->running ||
-	    (ctx->has_issuer && !pthread_equal(ctx->issuer, pthread_self()))) {
+	if (engine_polled_busy(ctx)) {
 		ret = -EBUSY;
 	} else {
 		if (ctx->efd_exported) {
@@ -1470,7 +1533,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 
 			/* the readiness of uiw_context_fd() is consumed here:
 			 * what it announced is taken by this turn */
-			if (read(ctx->efd, &v, sizeof(v)) < 0)
+			if (read(ctx->eng[0].efd, &v, sizeof(v)) < 0)
 				v = 0; /* EAGAIN: nothing was announced */
 		}
 		engine_run(ctx, timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull);
@@ -1487,18 +1550,17 @@ int uiw_context_fd(struct uiw_context *ctx)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->efd_exported) {
-		ret = ctx->efd;
-	} else if (!ctx->ring_disabled && ctx->has_issuer &&
-		   !pthread_equal(ctx->issuer, pthread_self())) {
+		ret = ctx->eng[0].efd;
+	} else if (!ctx->eng[0].ring_disabled && engine_polled_busy(ctx)) {
 		ret = -EBUSY; /* only the ring's submitter may register */
 	} else {
 		/* the kernel signals a registered eventfd when a completion is
 		 * posted and, with DEFER_TASKRUN, when deferred completion
 		 * work is queued for the submitter (Linux 6.1 and later) */
-		ret = io_uring_register_eventfd(&ctx->ring, ctx->efd);
+		ret = io_uring_register_eventfd(&ctx->eng[0].ring, ctx->eng[0].efd);
 		if (!ret) {
 			ctx->efd_exported = 1;
-			ret = ctx->efd;
+			ret = ctx->eng[0].efd;
 		}
 	}
 	pthread_mutex_unlock(&ctx->lock);

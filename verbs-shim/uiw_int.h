@@ -3,7 +3,7 @@
  * Internal objects of the verbs shim.  One mutex per context guards every
  * object of the context (the STag table, QPs, CQs, CM ids, the event queue):
  * simple and correct for the first slice; the lock-free data path is issue 7.
- * Only the progress thread touches the io_uring and the sockets' I/O.
+ * Only an id's engine thread submits its sockets' I/O (struct uiw_engine).
  */
 #ifndef UIW_INT_H
 #define UIW_INT_H
@@ -30,34 +30,54 @@ struct uiw_ev_node {
 	struct uiw_cm_event ev;
 };
 
+/*
+ * One engine: an io_uring, the thread that alone submits to it (the
+ * progress thread, or in polled mode the application's thread that first
+ * turned it) and the connections (ids) it serves.  A context has
+ * attr.engine_threads of them (polled: one); every id belongs to one engine
+ * for its life (assigned round-robin when it is created or accepted), and
+ * only that engine's thread services it and submits its I/O.  All engines
+ * share the context lock: they run the protocol state machines in turn and
+ * wait in their rings, where the kernel does the socket copies, in
+ * parallel.
+ */
+struct uiw_engine {
+	struct uiw_context *ctx;
+	struct io_uring ring;
+	int efd; /* written to wake the thread (engine_kick()) */
+	uint64_t efd_buf;
+	struct uiw_op efd_op;
+	int efd_busy;
+	pthread_t thread;
+	int started; /* @thread runs */
+	/* ids to service on the next turn (engine_mark()); every id of this
+	 * engine is serviced when @all_dirty is set (engine_wake(): an API
+	 * call that may touch any id) or when @timer_due passed (the earliest
+	 * deadline an id asked for when it was last serviced) */
+	struct uiw_cm_id *dirty;
+	int all_dirty; /* atomic: set by engine_wake() from any thread */
+	uint64_t timer_due;
+	int running;	   /* a thread is inside engine_run() */
+	int ring_disabled; /* created R_DISABLED: the first turn enables it */
+	int has_issuer;	   /* @issuer is the ring's single submitter */
+	pthread_t issuer;
+};
+
+#define UIW_ENGINES_MAX 64
+
 struct uiw_context {
 	struct uiw_context_attr attr; /* MPA options for every connection */
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* CM events queued, ids finished */
 	struct ddp_mem mem;
-	struct io_uring ring;
-	int efd;
-	uint64_t efd_buf;
-	struct uiw_op efd_op;
-	int efd_busy;
-	pthread_t thread;
+	struct uiw_engine *eng; /* @neng of them; polled: one */
+	unsigned neng, next_eng;
 	int stop;
 	struct uiw_cm_id *ids;
-	/* ids to service on the next turn (engine_mark()); every id is
-	 * serviced when @all_dirty is set (engine_wake(): an API call that may
-	 * touch any id) or when @timer_due passed (the earliest deadline an id
-	 * asked for when it was last serviced) */
-	struct uiw_cm_id *dirty;
-	int all_dirty; /* atomic: set by engine_wake() from any thread */
-	uint64_t timer_due;
 	struct uiw_ev_node *ev_head, **ev_tail;
 	unsigned npd, ncq, nqp, nid, nch, nsrq;
-	int cm_efd;  /* CM events queued (semaphore eventfd) */
-	int running; /* a thread is inside engine_run() */
-	int ring_disabled;  /* created R_DISABLED: the first turn enables it */
-	int has_issuer;	    /* @issuer is the ring's single submitter */
-	int efd_exported;   /* polled: @efd registered with the ring (uiw_context_fd) */
-	pthread_t issuer;
+	int cm_efd;	  /* CM events queued (semaphore eventfd) */
+	int efd_exported; /* polled: eng[0].efd registered with its ring (uiw_context_fd) */
 };
 
 struct uiw_pd {
@@ -140,9 +160,10 @@ enum uiw_id_state {
 
 struct uiw_cm_id {
 	struct uiw_context *ctx;
+	struct uiw_engine *eng; /* the engine that serves it, for its life */
 	void *context;
 	struct uiw_cm_id *next;
-	struct uiw_cm_id *dirty_next; /* in ctx->dirty while @dirty */
+	struct uiw_cm_id *dirty_next; /* in eng->dirty while @dirty */
 	int dirty;
 	struct uiw_cm_id *listener;
 	enum uiw_id_state state;
@@ -197,14 +218,17 @@ struct uiw_cm_id {
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
 uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);
-/* engine_mark() - (lock held) service @id on the next turn; engine_kick()
- * then wakes the progress thread without asking for a full scan (the data
- * path: uiw_post_send/uiw_post_recv).  engine_wake() asks for a full scan. */
+/* engine_mark() - (lock held) service @id on its engine's next turn;
+ * engine_kick() then wakes that engine's progress thread without asking for
+ * a full scan (the data path: uiw_post_send).  engine_wake() asks every
+ * engine of the context for a full scan. */
 void engine_mark(struct uiw_cm_id *id);
-void engine_kick(struct uiw_context *ctx);
+void engine_kick(struct uiw_engine *eng);
 int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
+/* polled contexts: turn the context's (only) engine */
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);
+int engine_polled_busy(const struct uiw_context *ctx);
 
 /* A listener keeps at most min(backlog, UIW_HS_PENDING_MAX) connections
  * (backlog <= 0: UIW_HS_PENDING_MAX) in the MPA handshake or waiting for the

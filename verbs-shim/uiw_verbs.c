@@ -26,6 +26,9 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 		a = *attr;
 	if (a.mode != UIW_CTX_PROGRESS_THREAD && a.mode != UIW_CTX_POLLED)
 		return -EINVAL;
+	/* several engines need threads of their own */
+	if (a.engine_threads > UIW_ENGINES_MAX || (a.mode == UIW_CTX_POLLED && a.engine_threads > 1))
+		return -EINVAL;
 	if (!a.max_mr)
 		a.max_mr = 4096;
 	if ((unsigned)a.crc > UIW_CRC_OFF || a.mpa_rev > 2 || a.pd_max > MPA_PD_MAX ||
@@ -581,7 +584,8 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
-	int ret = 0, marked;
+	struct uiw_engine *eng = NULL;
+	int ret = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
@@ -594,14 +598,15 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	/* Queue FPDUs now; the progress thread submits them. */
 	if (qp->id && qp->qp.mpa && qp->qp.state != RDMAP_QPS_IDLE && qp->id->state != UIW_ID_DEAD)
 		rdmap_qp_progress(&qp->qp);
-	marked = qp->id != NULL;
-	if (marked)
+	if (qp->id) {
 		engine_mark(qp->id); /* only this connection needs a look */
+		eng = qp->id->eng;
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	if (marked)
-		engine_kick(ctx);
+	if (eng)
+		engine_kick(eng);
 	else
 		engine_wake(ctx);
 	return ret;
@@ -725,7 +730,8 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_recv_wr w;
-	int ret = 0, marked, quiet;
+	struct uiw_engine *eng = NULL;
+	int ret = 0, quiet;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (qp->srq)
@@ -749,16 +755,17 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	 * for every batch of receives cost send_bw about one engine wake-up
 	 * per completion event. */
 	quiet = qp->id && qp->qp.state == RDMAP_QPS_RTS;
-	marked = qp->id != NULL;
-	if (marked && !quiet)
+	if (qp->id && !quiet) {
 		engine_mark(qp->id);
+		eng = qp->id->eng;
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	if (quiet)
 		return ret;
-	if (marked)
-		engine_kick(ctx);
+	if (eng)
+		engine_kick(eng);
 	else
 		engine_wake(ctx);
 	return ret;

@@ -112,6 +112,14 @@ enum uiw_crc_policy {
  *               connection was idle is noticed (posted receives flush).
  *               Rounded up to whole seconds.  0: off (the default).  At
  *               most 32767000.
+ * @engine_threads: progress threads of a UIW_CTX_PROGRESS_THREAD context,
+ *               1..64; 0: one.  Each thread has its own io_uring and serves
+ *               the connections given to it, round-robin as they are created
+ *               (uiw_create_id()) or accepted.  The threads share the
+ *               context's lock for the protocol work and wait in their rings
+ *               (where the kernel does the socket copies) in parallel: worth
+ *               it with many busy connections and cores to spare.  A polled
+ *               context has one engine (more: -EINVAL).
  */
 struct uiw_context_attr {
 	enum uiw_ctx_mode mode;
@@ -127,6 +135,7 @@ struct uiw_context_attr {
 	unsigned first_fpdu_delay_ms;
 	unsigned tcp_user_timeout_ms;
 	unsigned tcp_keepalive_ms;
+	unsigned engine_threads;
 };
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
