@@ -58,6 +58,11 @@ struct uiw_engine {
 	int all_dirty; /* atomic: set by engine_wake() from any thread */
 	uint64_t timer_due;
 	int running;	   /* a thread is inside engine_run() */
+	/* atomic: 1 from just before the thread releases the lock to wait in
+	 * its ring until that wait returned; a post made while it is 0 is
+	 * seen by the thread's next service pass and needs no kick */
+	int in_wait;
+	int kicked; /* atomic: a kick was sent during this wait */
 	int ring_disabled; /* created R_DISABLED: the first turn enables it */
 	int has_issuer;	   /* @issuer is the ring's single submitter */
 	pthread_t issuer;
@@ -224,6 +229,7 @@ void engine_wake(struct uiw_context *ctx);
  * engine of the context for a full scan. */
 void engine_mark(struct uiw_cm_id *id);
 void engine_kick(struct uiw_engine *eng);
+int engine_needs_kick(struct uiw_engine *eng);
 int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
 /* polled contexts: turn the context's (only) engine */

@@ -585,7 +585,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
 	struct uiw_engine *eng = NULL;
-	int ret = 0;
+	int ret = 0, kick = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
@@ -601,14 +601,15 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	if (qp->id) {
 		engine_mark(qp->id); /* only this connection needs a look */
 		eng = qp->id->eng;
+		kick = engine_needs_kick(eng);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	if (eng)
-		engine_kick(eng);
-	else
+	if (!eng)
 		engine_wake(ctx);
+	else if (kick)
+		engine_kick(eng);
 	return ret;
 }
 
