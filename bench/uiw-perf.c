@@ -2639,7 +2639,12 @@ static void run_verbs_server(struct opts *o)
 	perf_open(p);
 	vcheck(uiw_create_id(p->ctx, NULL, &p->lid), "uiw_create_id");
 	{
-		int ret = uiw_listen(p->lid, o->bind, (uint16_t)o->port, 64);
+		/* room in the kernel's accept queue for every QP of a -q 1024
+		 * client at once: with 64, the connections beyond it had their
+		 * handshake ACK dropped and their MPA Request retransmitted with
+		 * growing back-off, and the last ones ran into the client's
+		 * 10 s MPA timeout (1017 of 1024 connected) */
+		int ret = uiw_listen(p->lid, o->bind, (uint16_t)o->port, PERF_MAX_QPS + 64);
 
 		if (ret)
 			die(EXIT_ERR, "cannot listen on %s port %u: %s", o->bind, o->port,

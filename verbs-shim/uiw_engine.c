@@ -11,7 +11,8 @@
  *    mpa_tx_pending(), then mpa_tx_advance()) and one control operation
  *    (IORING_OP_ACCEPT on a listener, IORING_OP_CONNECT on an initiator);
  *  - an IORING_OP_READ on an eventfd that the application's calls write to
- *    when they post work;
+ *    when they need the engine (a post to a connection while the engine
+ *    waits in its ring, CM calls; receives posted to a connected QP do not);
  *  - MPA handshake deadlines (mpa_conn_next_timeout(), CLOCK_MONOTONIC)
  *    bound the wait (io_uring_wait_cqe_timeout()).
  *
@@ -905,6 +906,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	}
 	if (timeout_ns != UINT64_MAX && (deadline == UINT64_MAX || deadline > now + timeout_ns))
 		deadline = now + timeout_ns;
+	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->in_wait, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ctx->lock);
 	if (deadline <= now) {
@@ -1006,8 +1008,22 @@ static void *engine_main(void *arg)
 	struct uiw_context *ctx = eng->ctx;
 
 	pthread_mutex_lock(&ctx->lock);
-	while (!ctx->stop)
+	while (!ctx->stop) {
 		eng_run(eng, UINT64_MAX);
+		if (eng->ring_disabled) {
+			/* the ring could not be enabled (the turn did nothing):
+			 * do not spin holding the lock; retry in 100 ms */
+			struct timespec t;
+
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_nsec += 100000000L;
+			if (t.tv_nsec >= 1000000000L) {
+				t.tv_sec++;
+				t.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
+		}
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }

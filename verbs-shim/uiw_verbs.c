@@ -754,20 +754,20 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	 * TERMINATE in rdmap_rx), nothing waits in the socket for a buffer,
 	 * and a flushed receive completed above.  Waking the progress thread
 	 * for every batch of receives cost send_bw about one engine wake-up
-	 * per completion event. */
-	quiet = qp->id && qp->qp.state == RDMAP_QPS_RTS;
-	if (qp->id && !quiet) {
+	 * per completion event.  A QP without a connection (receives posted
+	 * before uiw_connect()/uiw_accept(), or after its id was destroyed)
+	 * needs none either: the handshake's turn starts the QP, a QP in
+	 * error flushed the receive above.  Other states (closing,
+	 * terminating) get a look. */
+	quiet = !qp->id || qp->qp.state == RDMAP_QPS_RTS;
+	if (!quiet) {
 		engine_mark(qp->id);
 		eng = qp->id->eng;
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	if (quiet)
-		return ret;
 	if (eng)
 		engine_kick(eng);
-	else
-		engine_wake(ctx);
 	return ret;
 }

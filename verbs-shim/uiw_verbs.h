@@ -144,12 +144,13 @@ struct uiw_context_attr {
 #define UIW_RTR_READ  0x4 /* zero-length RDMA Read of STag 1 */
 
 /**
- * uiw_open_context() - create a context (STag table, io_uring, progress
- * thread).  @attr may be NULL for defaults.
+ * uiw_open_context() - create a context (STag table, io_uring(s), progress
+ * thread(s)).  @attr may be NULL for defaults.
  * Returns 0 with *@ctx set; -EINVAL (bad attr: unknown mode or CRC policy,
  * mpa_rev not 0/1/2, fpdu_max outside 128..64768, pd_max above 512, p2p
  * with mpa_rev 1, unknown rtr bits, max_mr of 2^24 or more,
- * tcp_user_timeout_ms above INT_MAX, tcp_keepalive_ms above 32767000), -EIO (no
+ * tcp_user_timeout_ms above INT_MAX, tcp_keepalive_ms above 32767000,
+ * engine_threads above 64, or above 1 in a polled context), -EIO (no
  * randomness for the STag table from OpenSSL),
  * -ENOMEM, or the -errno of io_uring_queue_init(), eventfd() or
  * pthread_create().
@@ -157,7 +158,7 @@ struct uiw_context_attr {
 int uiw_open_context(struct uiw_context **ctx, const struct uiw_context_attr *attr);
 
 /**
- * uiw_close_context() - stop the progress thread and free @ctx.  Returns 0,
+ * uiw_close_context() - stop the progress thread(s) and free @ctx.  Returns 0,
  * or -EBUSY while PDs, CQs, QPs, SRQs, completion channels or CM ids still
  * exist (nothing is freed).
  */
