@@ -298,6 +298,12 @@ struct mpa_conn {
 	/* full-operation receive */
 	struct mpa_rx_state rx;
 	uint32_t rx_crc;
+	/* octets still to be added to rx_crc: consecutive runs that are
+	 * adjacent in memory (a staged read: markers and payload together)
+	 * go to the CRC in one call; flushed before the CRC is compared and
+	 * when mpa_rx()/mpa_rx_ack() return */
+	const uint8_t *rx_crc_p;
+	size_t rx_crc_n;
 	/* A lend may reach into the next FPDU's header while the current one
 	 * is still needed, and over several markers: hence two header buffers
 	 * and a ring of marker buffers. */

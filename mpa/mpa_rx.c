@@ -46,6 +46,29 @@ static void rx_fpdu_reset(struct mpa_conn *c, struct mpa_rx_state *st)
 	st->dst_off = 0;
 }
 
+static void crc_flush(struct mpa_conn *c)
+{
+	if (c->rx_crc_n) {
+		c->rx_crc = mpa_crc32c_update(c->rx_crc, c->rx_crc_p, c->rx_crc_n);
+		c->rx_crc_n = 0;
+	}
+}
+
+/* @n octets at @p are next in the CRC: one call per run of adjacent octets
+ * (a marker split a staged FPDU into 128 runs of at most 508 octets, 256
+ * CRC calls per 64 KiB FPDU; ISA-L's fixed cost per call made the CRC 39%
+ * of the receiver's time with markers) */
+static void crc_add(struct mpa_conn *c, const uint8_t *p, size_t n)
+{
+	if (c->rx_crc_n && c->rx_crc_p + c->rx_crc_n == p) {
+		c->rx_crc_n += n;
+		return;
+	}
+	crc_flush(c);
+	c->rx_crc_p = p;
+	c->rx_crc_n = n;
+}
+
 /* Called on entering full operation (rx side). */
 void mpa_rx_full_init(struct mpa_conn *c)
 {
@@ -53,6 +76,7 @@ void mpa_rx_full_init(struct mpa_conn *c)
 	c->rx.next_marker = 0; /* RFC 5044 §4.3: a marker precedes the first FPDU */
 	rx_fpdu_reset(c, &c->rx);
 	c->rx_crc = mpa_crc32c_init();
+	c->rx_crc_n = 0;
 	c->rx_fpdus = 0;
 }
 
@@ -211,6 +235,7 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	 * as the received CRC-32c value found in the FPDU CRC field.  If not,
 	 * the receiver MUST treat the FPDU as an invalid FPDU."  The field is
 	 * sent least significant octet first (RFC 5044 Figure 5). */
+	crc_flush(c);
 	if (c->crc_on && mpa_crc32c_final(c->rx_crc) != get_le32(c->rx_tail + st->pad))
 		return mpa_fail(c, MPA_ECODE_CRC, -EPROTO);
 	/* §8 code 3: "In the event that the CRC is valid, received MPA Marker
@@ -267,7 +292,7 @@ static int rx_step(struct mpa_conn *c, struct mpa_rx_state *st, const uint8_t *p
 	if (in_marker(c, st)) {
 		st->pos += n;
 		if (!dry && c->crc_on)
-			c->rx_crc = mpa_crc32c_update(c->rx_crc, p, n);
+			crc_add(c, p, n);
 		st->mk_have = (uint8_t)(st->mk_have + n);
 		if (st->mk_have == MPA_MARKER_LEN)
 			rx_marker_done(c, st, dry);
@@ -282,7 +307,7 @@ static int rx_step(struct mpa_conn *c, struct mpa_rx_state *st, const uint8_t *p
 		if (st->part == MPA_RXP_TRAILER)
 			k = st->off >= st->pad ? 0 : min_sz(n, st->pad - st->off);
 		if (k)
-			c->rx_crc = mpa_crc32c_update(c->rx_crc, p, k);
+			crc_add(c, p, k);
 	}
 	if (st->part == MPA_RXP_HEAD && st->off == 0 && !st->fpdu_started) {
 		st->fpdu_started = 1;
@@ -335,11 +360,15 @@ ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len)
 			break;
 		n = min_sz(max, len - used);
 		memcpy(ptr, in + used, n);
-		ret = rx_step(c, &c->rx, ptr, n, 0);
+		/* the CRC reads the input, where runs are adjacent */
+		ret = rx_step(c, &c->rx, in + used, n, 0);
 		used += n;
-		if (ret < 0)
+		if (ret < 0) {
+			c->rx_crc_n = 0;
 			return ret;
+		}
 	}
+	crc_flush(c);
 	/*
 	 * Octets after the Request before our Reply: the initiator sent before
 	 * "the implementation SHOULD enter Full MPA/DDP Operation" at its end,
@@ -409,13 +438,18 @@ int mpa_rx_ack(struct mpa_conn *c, size_t n)
 		uint8_t *ptr;
 		size_t max, k;
 
-		if (!rx_cur(c, &c->rx, &ptr, &max))
+		if (!rx_cur(c, &c->rx, &ptr, &max)) {
+			c->rx_crc_n = 0;
 			return -EINVAL;
+		}
 		k = min_sz(max, n);
 		ret = rx_step(c, &c->rx, ptr, k, 0);
-		if (ret < 0)
+		if (ret < 0) {
+			c->rx_crc_n = 0;
 			return ret;
+		}
 		n -= k;
 	}
+	crc_flush(c);
 	return 0;
 }
