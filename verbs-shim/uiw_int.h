@@ -17,7 +17,7 @@
 #include "rdmap.h"
 #include "uiw_verbs.h"
 
-enum uiw_op_kind { UIW_OP_RX = 1, UIW_OP_TX, UIW_OP_MISC, UIW_OP_EFD };
+enum uiw_op_kind { UIW_OP_RX = 1, UIW_OP_TX, UIW_OP_MISC, UIW_OP_EFD, UIW_OP_POLL };
 
 /* One kind of SQE in flight; its address is the SQE's user_data. */
 struct uiw_op {
@@ -50,6 +50,9 @@ struct uiw_engine {
 	int efd_busy;
 	pthread_t thread;
 	int started; /* @thread runs */
+	int spinning; /* this turn does not wait (timeout 0) */
+	int progressed; /* this turn's service read or sent directly */
+	unsigned nbusy; /* SQEs with an op whose completion has not come */
 	/* ids to service on the next turn (engine_mark()); every id of this
 	 * engine is serviced when @all_dirty is set (engine_wake(): an API
 	 * call that may touch any id) or when @timer_due passed (the earliest
@@ -190,8 +193,9 @@ struct uiw_cm_id {
 	uint8_t term_flags; /* UIW_CM_TERM_*: DISCONNECTED came with a TERMINATE */
 	uint8_t term[3];
 
-	struct uiw_op op_rx, op_tx, op_misc;
+	struct uiw_op op_rx, op_tx, op_misc, op_poll;
 	int rx_busy, tx_busy, misc_busy;
+	int poll_busy; /* polled direct receive: an IORING_OP_POLL_ADD in flight */
 	int rx_done;	/* EOF or error: no more reads */
 	int rx_discard; /* receive failed: read and drop until EOF */
 	int tx_shut;	/* SHUT_WR done (or the send side failed) */
