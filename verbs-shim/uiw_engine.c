@@ -806,11 +806,11 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 				mpa_tx_advance(&id->mpa, (size_t)r);
 				engine_mark(id);
 				id->eng->progressed = 1;
-				n = 0;
+				n = -1; /* more may be queued: the next turn looks */
 			} else if (r < 0 && errno != EAGAIN) {
 				on_tx(id, -errno);
 				id->eng->progressed = 1;
-				n = 0;
+				n = -1;
 			}
 		}
 		if (n > 0 && (sqe = get_sqe(id->eng))) {
