@@ -651,7 +651,6 @@ static void rx_direct(struct uiw_cm_id *id)
 	mh.msg_iovlen = (size_t)n;
 	r = recvmsg(id->fd, &mh, MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-		id->rx_staged = 0;
 		/* a turn that waits is woken by the poll; a spinning one
 		 * (uiw_poll_cq) tries again, and arms nothing: the poll's
 		 * wake-up would cost the sender's side of every message */
@@ -793,15 +792,16 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 	}
 	if (!id->tx_busy && !id->tx_shut && !id->tx_hold_until) {
 		n = mpa_tx_pending(&id->mpa, id->tx_iov, UIW_TX_IOV);
-		if (n > 0 && direct_ok(id)) {
-			/* polled: send now (non-blocking); what the socket
-			 * does not take goes by io_uring, which waits for room */
-			ssize_t r;
-
+		if (n > 0) {
 			memset(&id->tx_msg, 0, sizeof(id->tx_msg));
 			id->tx_msg.msg_iov = id->tx_iov;
 			id->tx_msg.msg_iovlen = (size_t)n;
-			r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+		if (n > 0 && direct_ok(id)) {
+			/* polled: send now (non-blocking); what the socket
+			 * does not take goes by io_uring, which waits for room */
+			ssize_t r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+
 			if (r > 0) {
 				mpa_tx_advance(&id->mpa, (size_t)r);
 				engine_mark(id);
@@ -814,9 +814,6 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			}
 		}
 		if (n > 0 && (sqe = get_sqe(id->eng))) {
-			memset(&id->tx_msg, 0, sizeof(id->tx_msg));
-			id->tx_msg.msg_iov = id->tx_iov;
-			id->tx_msg.msg_iovlen = (size_t)n;
 			io_uring_prep_sendmsg(sqe, id->fd, &id->tx_msg, MSG_NOSIGNAL);
 			sqe_op(id->eng, sqe, &id->op_tx);
 			id->tx_busy = 1;
@@ -1039,7 +1036,6 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		io_uring_submit_and_wait(&eng->ring, 1);
 	}
 	__atomic_store_n(&eng->in_wait, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&ctx->lock);
 	io_uring_for_each_cqe(&eng->ring, head, cqe)
 	{
@@ -1076,6 +1072,18 @@ int engine_polled_busy(const struct uiw_context *ctx)
 	return eng->running || (eng->has_issuer && !pthread_equal(eng->issuer, pthread_self()));
 }
 
+/* CLOCK_REALTIME @ns from now (for pthread_cond_timedwait) */
+static struct timespec realtime_after(long ns)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += ns;
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	return t;
+}
+
 /* Wait on the context's condition variable (lock held), or in polled mode
  * turn the engine meanwhile.  @dl: absolute CLOCK_REALTIME deadline or NULL. */
 int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
@@ -1100,14 +1108,8 @@ int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 	}
 	if (ctx->attr.mode == UIW_CTX_POLLED) {
 		/* another thread turns the engine: sleep briefly */
-		struct timespec t;
+		struct timespec t = realtime_after(1000000L);
 
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 1000000;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
 		if (dl && (dl->tv_sec < t.tv_sec || (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
 			t = *dl;
 		return pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
@@ -1128,14 +1130,8 @@ static void *engine_main(void *arg)
 		if (eng->ring_disabled) {
 			/* the ring could not be enabled (the turn did nothing):
 			 * do not spin holding the lock; retry in 100 ms */
-			struct timespec t;
+			struct timespec t = realtime_after(100000000L);
 
-			clock_gettime(CLOCK_REALTIME, &t);
-			t.tv_nsec += 100000000L;
-			if (t.tv_nsec >= 1000000000L) {
-				t.tv_sec++;
-				t.tv_nsec -= 1000000000L;
-			}
 			pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
 		}
 	}

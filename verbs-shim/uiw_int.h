@@ -60,7 +60,7 @@ struct uiw_engine {
 	struct uiw_cm_id *dirty;
 	int all_dirty; /* atomic: set by engine_wake() from any thread */
 	uint64_t timer_due;
-	int running;	   /* a thread is inside engine_run() */
+	int running;	   /* a thread is inside its turn (eng_run()) */
 	/* atomic: 1 from just before the thread releases the lock to wait in
 	 * its ring until that wait returned; a post made while it is 0 is
 	 * seen by the thread's next service pass and needs no kick */

@@ -732,7 +732,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_recv_wr w;
 	struct uiw_engine *eng = NULL;
-	int ret = 0, quiet;
+	int ret = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (qp->srq)
@@ -759,8 +759,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	 * needs none either: the handshake's turn starts the QP, a QP in
 	 * error flushed the receive above.  Other states (closing,
 	 * terminating) get a look. */
-	quiet = !qp->id || qp->qp.state == RDMAP_QPS_RTS;
-	if (!quiet) {
+	if (qp->id && qp->qp.state != RDMAP_QPS_RTS) {
 		engine_mark(qp->id);
 		eng = qp->id->eng;
 	}
