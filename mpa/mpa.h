@@ -432,6 +432,28 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max);
  */
 int mpa_rx_ack(struct mpa_conn *c, size_t n);
 
+/**
+ * mpa_rx_stop() - the layer above gives up on the receive stream (its QP left
+ * operation, or a destination it lent was released): nothing more is placed
+ * or delivered, the connection is in MPA_S_ERROR (no TERMINATE triple is
+ * recorded here: the layer above has its own, or none) and later receive
+ * calls return @err.  A current FPDU's destination is forgotten.  No effect
+ * outside full operation.
+ */
+void mpa_rx_stop(struct mpa_conn *c, int err);
+
+/**
+ * mpa_rx_refs() - 1 when the rest of the current FPDU's payload destination
+ * (what rx_begin lent) overlaps [@lo, @hi), else 0 (also once stopped).
+ */
+int mpa_rx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi);
+
+/**
+ * mpa_tx_refs() - 1 when an FPDU still queued for transmit references
+ * memory in [@lo, @hi) (payload iovecs given to mpa_tx_fpdu()).
+ */
+int mpa_tx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi);
+
 /** mpa_tx_mulpdu() - the largest ULPDU mpa_tx_fpdu() takes now. */
 static inline uint32_t mpa_tx_mulpdu(const struct mpa_conn *c)
 {
@@ -475,9 +497,10 @@ int mpa_tx_discard(struct mpa_conn *c);
 size_t mpa_tx_pending_bytes(const struct mpa_conn *c);
 
 /**
- * mpa_tx_advance() - @n octets of mpa_tx_pending() went to TCP.  Calls
- * tx_done for every FPDU now fully sent.  Returns 0 or -EINVAL if @n is more
- * than was pending.
+ * mpa_tx_advance() - the send of mpa_tx_pending()'s iovecs ended, @n octets
+ * of them went to TCP (0 for a send that was cancelled): nothing is lent
+ * any more.  Calls tx_done for every FPDU now fully sent.  Returns 0 or
+ * -EINVAL if @n is more than was pending.
  */
 int mpa_tx_advance(struct mpa_conn *c, size_t n);
 

@@ -453,3 +453,31 @@ int mpa_rx_ack(struct mpa_conn *c, size_t n)
 	crc_flush(c);
 	return 0;
 }
+
+void mpa_rx_stop(struct mpa_conn *c, int err)
+{
+	if (c->state != MPA_S_FULL)
+		return;
+	mpa_fail(c, 0, err);
+	c->rx.ndst = 0;
+	c->rx.dst_idx = 0;
+	c->rx_lent = 0;
+	c->rx_crc_n = 0;
+}
+
+int mpa_rx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi)
+{
+	const struct mpa_rx_state *st = &c->rx;
+
+	if (c->state != MPA_S_FULL || st->part != MPA_RXP_PAYLOAD)
+		return 0;
+	for (unsigned i = st->dst_idx; i < st->ndst; i++) {
+		uintptr_t b = (uintptr_t)st->dst[i].iov_base, e = b + st->dst[i].iov_len;
+
+		if (i == st->dst_idx)
+			b += st->dst_off;
+		if (b < hi && lo < e)
+			return 1;
+	}
+	return 0;
+}

@@ -295,7 +295,8 @@ int mpa_tx_advance(struct mpa_conn *c, size_t n)
 		k = n;
 	c->hs_tx_off += k;
 	n -= k;
-	c->tx_lent = n >= c->tx_lent ? 0 : c->tx_lent - n;
+	/* the send ended: whatever it did not take is no longer lent */
+	c->tx_lent = 0;
 	while (n) {
 		struct mpa_tx_slot *s = &c->tx_slots[c->tx_head];
 		size_t rem = s->len - c->tx_off;
@@ -312,6 +313,23 @@ int mpa_tx_advance(struct mpa_conn *c, size_t n)
 		c->tx_count--;
 		if (s->cookie && c->ops && c->ops->tx_done)
 			c->ops->tx_done(c->arg, s->cookie);
+	}
+	return 0;
+}
+
+int mpa_tx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi)
+{
+	if (!c->tx_slots)
+		return 0;
+	for (unsigned i = 0; i < c->tx_count; i++) {
+		const struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
+
+		for (unsigned j = 0; j < s->niov; j++) {
+			uintptr_t b = (uintptr_t)s->iov[j].iov_base, e = b + s->iov[j].iov_len;
+
+			if (b < hi && lo < e)
+				return 1;
+		}
 	}
 	return 0;
 }

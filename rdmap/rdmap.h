@@ -211,6 +211,7 @@ struct rdmap_qp {
 	struct ddp_hdr rx_hdr;
 	uint8_t rx_hdr_raw[DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	size_t rx_hdr_len;
+	size_t rx_ulpdu_len;
 	uint8_t rx_term_buf[RDMAP_TERM_MAX];
 	uint64_t rx_rresp_placed; /* Read Response octets placed for the ORQ head */
 	int rtr_rresp_pending;	  /* p2p initiator: the Read RTR's zero-length response is due */
@@ -222,6 +223,24 @@ struct rdmap_qp {
 	uint8_t term_wire[RDMAP_TERM_MAX];
 	int term_received;
 	struct rdmap_term peer_term;
+
+	/*
+	 * Memory lifetime.  @io_busy: the engine has kernel I/O in flight that
+	 * may read or write WR or MR memory (a send of queued FPDUs, a read
+	 * lent into a destination); set with rdmap_qp_set_io_busy().  While it
+	 * is set, the move to ERROR does not flush (the work requests' memory
+	 * would be the application's again while the kernel still uses it) and
+	 * a TERMINATE is not queued (queued FPDUs cannot be dropped under a
+	 * send): @flush_pending says the flush waits, and the engine cancels
+	 * its I/O.  @flushed: every work request was completed by the move to
+	 * ERROR and nothing queued on MPA references application memory.
+	 */
+	int io_busy;
+	int flush_pending;
+	int flushed;
+	int term_abandoned; /* the TERMINATE could not be queued: reset TCP */
+	struct rdmap_term err_cause; /* what moved the QP to ERROR (err_has_cause) */
+	int err_has_cause, err_received;
 
 	/* statistics */
 	uint64_t tx_fpdus, rx_fpdus;
@@ -295,8 +314,40 @@ void rdmap_qp_conn_failed(struct rdmap_qp *qp, int err);
  */
 int rdmap_qp_close(struct rdmap_qp *qp);
 
-/** rdmap_qp_modify_error() - the application moves the QP to ERROR. */
+/** rdmap_qp_modify_error() - the application moves the QP to ERROR (also
+ * from TERMINATE: the flush does not wait for the TERMINATE to be queued). */
 void rdmap_qp_modify_error(struct rdmap_qp *qp);
+
+/**
+ * rdmap_qp_set_io_busy() - the engine says whether kernel I/O that may use
+ * WR or MR memory is in flight on the QP's connection.  Going idle performs
+ * a flush that waited for it (see struct rdmap_qp, @io_busy).  Sans-I/O
+ * users never set it: then the move to ERROR flushes at once.
+ */
+void rdmap_qp_set_io_busy(struct rdmap_qp *qp, int busy);
+
+/**
+ * rdmap_qp_mem_refs() - 1 when the QP's stream still references memory in
+ * [@lo, @hi): the rest of the FPDU being received lands there, or an FPDU
+ * queued for transmit reads from there.  Work requests and inbound Read
+ * Requests are not counted: their memory is checked again (STag, bounds)
+ * for every segment.
+ */
+int rdmap_qp_mem_refs(struct rdmap_qp *qp, uintptr_t lo, uintptr_t hi);
+
+/**
+ * rdmap_qp_mem_revoke() - [@lo, @hi) is being released (deregistration,
+ * invalidation) while the stream still references it (rdmap_qp_mem_refs()):
+ * the QP fails as a real RNIC's would when a segment's memory goes away.
+ * An FPDU being placed there gets the TERMINATE of an invalid STag (a Write
+ * or Read Response) or of a local catastrophic error (a Send's receive
+ * buffer, which completes with LOC_PROT_ERR); an FPDU queued for transmit
+ * from there makes a local catastrophic error (RFC 5040 §7.1 rule 1).  The
+ * receive stream stops at once; the transmit queue is dropped when the
+ * TERMINATE is queued (after the engine's I/O ended).  Returns 1 when the
+ * QP referenced the range, 0 otherwise (nothing done).
+ */
+int rdmap_qp_mem_revoke(struct rdmap_qp *qp, uintptr_t lo, uintptr_t hi);
 
 /**
  * rdmap_term_encode() - the Terminate header for @t into @buf; returns its

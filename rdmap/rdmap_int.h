@@ -25,7 +25,10 @@ struct rdmap_irqe {
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t size;
-	uint8_t *src; /* first octet to read */
+	/* the source, checked again for every segment: the region may be
+	 * deregistered or invalidated while the response goes out */
+	uint32_t src_stag;
+	uint64_t src_to;
 	uint64_t sent;
 };
 
@@ -46,6 +49,10 @@ void rdmap_tx_done(void *arg, void *cookie);
 
 /* Leave RTS: flush every outstanding work request, tell the consumer. */
 void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int received);
+
+/* A local error while building an outgoing message: TERMINATE (local
+ * catastrophic, RFC 5040 §7.1 rule 1), then ERROR. */
+void rdmap_local_fail(struct rdmap_qp *qp);
 
 /* Deliver completions that are ready at the head of the send queue. */
 void rdmap_sq_complete_ready(struct rdmap_qp *qp);

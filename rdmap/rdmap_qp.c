@@ -233,17 +233,21 @@ static enum rdmap_wc_status term_status(const struct rdmap_term *t)
 	}
 }
 
-void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int received)
+/* The move to ERROR's completions: every outstanding work request, in
+ * order; the cause recorded by rdmap_qp_to_error(). */
+static void qp_flush(struct rdmap_qp *qp)
 {
+	const struct rdmap_term *t = qp->err_has_cause ? &qp->err_cause : NULL;
+	int received = qp->err_received;
 	int first = 1;
 
-	if (qp->state == RDMAP_QPS_ERROR)
-		return;
-	qp->state = RDMAP_QPS_ERROR;
+	qp->flush_pending = 0;
+	qp->flushed = 1;
 	/* The work requests complete below, and their memory is the
 	 * application's again: nothing still queued on MPA may point into it
 	 * (send_terminate() already dropped what was queued before our
-	 * TERMINATE, which stays). */
+	 * TERMINATE, which stays).  No send is in flight (io_busy), so the
+	 * queue can be cut. */
 	if (qp->mpa && !qp->term_sent)
 		mpa_tx_discard(qp->mpa);
 	/* Completed-but-unreported entries at the head keep their status. */
@@ -266,6 +270,9 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		if (first && received && t && w->state != SWQE_POSTED && w->state != SWQE_DONE) {
 			st = term_status(t);
 			with_term = 1;
+		} else if (w->state == SWQE_SENDING && w->status != RDMAP_WC_SUCCESS) {
+			/* failed locally while being sent (its memory went away) */
+			st = w->status;
 		}
 		flush_one_send(qp, w, st, with_term ? t : NULL);
 		first = 0;
@@ -307,6 +314,75 @@ void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int rece
 		qp->ops->error(qp->arg, t, received);
 }
 
+void rdmap_qp_to_error(struct rdmap_qp *qp, const struct rdmap_term *t, int received)
+{
+	if (qp->state == RDMAP_QPS_ERROR)
+		return;
+	qp->state = RDMAP_QPS_ERROR;
+	qp->err_has_cause = t != NULL;
+	if (t)
+		qp->err_cause = *t;
+	qp->err_received = received;
+	/* Nothing more is placed: the rest of an FPDU in progress would land in
+	 * memory the flush below gives back (a receive buffer, a Read's sink)
+	 * or that the application may deregister next. */
+	if (qp->mpa)
+		mpa_rx_stop(qp->mpa, received ? -ECONNRESET : -EPIPE);
+	if (qp->io_busy) {
+		/* the engine's I/O may still use that memory: flush when it
+		 * ended (rdmap_qp_set_io_busy(0)); the engine cancels it */
+		qp->flush_pending = 1;
+		return;
+	}
+	qp_flush(qp);
+}
+
+void rdmap_qp_set_io_busy(struct rdmap_qp *qp, int busy)
+{
+	qp->io_busy = busy;
+	if (busy)
+		return;
+	if (qp->flush_pending)
+		qp_flush(qp);
+	else if (qp->term_pending && !qp->term_sent)
+		rdmap_qp_progress(qp); /* the TERMINATE waited for the send */
+}
+
+int rdmap_qp_mem_refs(struct rdmap_qp *qp, uintptr_t lo, uintptr_t hi)
+{
+	if (!qp->mpa || lo >= hi)
+		return 0;
+	return mpa_rx_refs(qp->mpa, lo, hi) || mpa_tx_refs(qp->mpa, lo, hi);
+}
+
+int rdmap_qp_mem_revoke(struct rdmap_qp *qp, uintptr_t lo, uintptr_t hi)
+{
+	int rx, tx;
+
+	if (!qp->mpa || lo >= hi)
+		return 0;
+	rx = mpa_rx_refs(qp->mpa, lo, hi);
+	tx = mpa_tx_refs(qp->mpa, lo, hi);
+	if (!rx && !tx)
+		return 0;
+	if (rx && (qp->state == RDMAP_QPS_RTS || qp->state == RDMAP_QPS_CLOSING)) {
+		/* as if the segment had found its destination invalid */
+		if (qp->rx_hdr.tagged) {
+			rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG,
+				      qp->rx_hdr_raw, qp->rx_hdr_len, qp->rx_ulpdu_len);
+		} else {
+			qp->rx_wqe_status = RDMAP_WC_LOC_PROT_ERR;
+			rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+				      RDMAP_ECODE_CATA_LOCAL, qp->rx_hdr_raw, qp->rx_hdr_len,
+				      qp->rx_ulpdu_len);
+		}
+	} else if (qp->state == RDMAP_QPS_RTS || qp->state == RDMAP_QPS_CLOSING) {
+		rdmap_local_fail(qp);
+	}
+	mpa_rx_stop(qp->mpa, -EPROTO);
+	return 1;
+}
+
 int rdmap_qp_close(struct rdmap_qp *qp)
 {
 	if (qp->state == RDMAP_QPS_RTS)
@@ -320,6 +396,7 @@ int rdmap_qp_close(struct rdmap_qp *qp)
 
 void rdmap_qp_modify_error(struct rdmap_qp *qp)
 {
+	/* a TERMINATE still to be queued may go out after the flush */
 	rdmap_qp_to_error(qp, NULL, 0);
 }
 

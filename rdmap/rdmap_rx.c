@@ -299,6 +299,7 @@ static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_
 				     DDP_ECODE_CATASTROPHIC, hdr, hdr_len, ulpdu_len);
 	qp->rx_hdr = h;
 	qp->rx_hdr_len = hdr_len;
+	qp->rx_ulpdu_len = ulpdu_len;
 	memcpy(qp->rx_hdr_raw, hdr, hdr_len);
 	/* RFC 5041 §7: "invalid DDP version" for either buffer model */
 	if (h.dv != DDP_VERSION)
@@ -367,7 +368,9 @@ static int rx_read_request(struct rdmap_qp *qp, const uint8_t *raw, size_t hl, s
 		 * remote protection errors with the Read Request header. */
 		if (err != DDP_STAG_OK)
 			return fail_rdmap_prot(qp, err, raw, hl, ulpdu_len);
-		e->src = mr->addr + (src_to - mr->va);
+		(void)mr;
+		e->src_stag = src_stag;
+		e->src_to = src_to;
 	}
 	/* RFC 5040 §5.2.1: a zero-length Read is answered by a zero-length
 	 * Read Response, its STags unchecked. */
@@ -384,6 +387,11 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 	int ret;
 
 	(void)hdr;
+	/* The QP left operation while this FPDU was arriving (the application
+	 * moved it to error, a TERMINATE is due): it has no effect.  MPA's
+	 * receive was stopped then, so this is a guard only. */
+	if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
+		return -EPIPE;
 	qp->rx_fpdus++;
 	if (h->tagged) {
 		if (op == RDMAP_OP_READ_RESP) {
@@ -393,6 +401,10 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 				qp->rtr_rresp_pending = 0;
 				return 0;
 			}
+			if (!w) /* rx_begin found one: the ORQ cannot be empty here */
+				return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+						     RDMAP_ECODE_UNEXPECTED_OP, qp->rx_hdr_raw,
+						     qp->rx_hdr_len, ulpdu_len);
 			qp->rx_rresp_placed += len;
 			if (h->last) {
 				/* RFC 5040 §5.5 rule 19: the Read completes once its

@@ -41,7 +41,7 @@ static int send_terminate(struct rdmap_qp *qp)
  * reported with a Terminate "sent instead of the request", its DDP and RDMA
  * header fields absent (local catastrophic error).
  */
-static void local_fail(struct rdmap_qp *qp)
+void rdmap_local_fail(struct rdmap_qp *qp)
 {
 	if (qp->term_pending || qp->state == RDMAP_QPS_ERROR)
 		return;
@@ -51,6 +51,10 @@ static void local_fail(struct rdmap_qp *qp)
 	qp->term.ecode = RDMAP_ECODE_CATA_LOCAL;
 	qp->term_pending = 1;
 	qp->state = RDMAP_QPS_TERMINATE;
+	/* nothing more is received either: the rest of an FPDU in progress
+	 * would land in memory the coming flush gives back */
+	if (qp->mpa)
+		mpa_rx_stop(qp->mpa, -EPROTO);
 }
 
 /* Pick the next message to transmit; 0 if nothing can start now. */
@@ -86,7 +90,7 @@ static int tx_start_next(struct rdmap_qp *qp)
 			qp->sq_next++;
 			rdmap_sq_complete_ready(qp);
 			if (w->status != RDMAP_WC_SUCCESS) {
-				local_fail(qp);
+				rdmap_local_fail(qp);
 				return 0;
 			}
 			continue;
@@ -101,7 +105,7 @@ static int tx_start_next(struct rdmap_qp *qp)
 			w->state = SWQE_DONE;
 			qp->sq_next++;
 			rdmap_sq_complete_ready(qp);
-			local_fail(qp);
+			rdmap_local_fail(qp);
 			return 0;
 		}
 		/* ORD: queue locally rather than exceed the peer's IRD. */
@@ -164,7 +168,15 @@ static int tx_segment(struct rdmap_qp *qp)
 		h.stag = e->sink_stag;
 		h.to = e->sink_to + m->sent;
 		if (seg) {
-			iov[0].iov_base = e->src + m->sent;
+			struct ddp_mr *mr;
+
+			/* the source was checked with the request; it may have
+			 * been deregistered or invalidated since: every segment
+			 * is read only from a region valid now */
+			if (ddp_stag_check(qp->mem, e->src_stag, qp->pd, DDP_ACC_REMOTE_READ,
+					   e->src_to + m->sent, seg, &mr) != DDP_STAG_OK)
+				return -EFAULT;
+			iov[0].iov_base = mr->addr + (e->src_to + m->sent - mr->va);
 			iov[0].iov_len = (size_t)seg;
 			niov = 1;
 		}
@@ -197,6 +209,18 @@ static int tx_segment(struct rdmap_qp *qp)
 			break;
 		}
 		if (seg) {
+			/* the SGEs were checked when posted; a region may have
+			 * been deregistered or invalidated since (the WR then
+			 * fails with a local protection error) */
+			if (!(wr->flags & RDMAP_WR_INLINE))
+				for (int i = 0; i < wr->num_sge; i++)
+					if (wr->sge[i].length &&
+					    ddp_stag_check(qp->mem, wr->sge[i].lkey, qp->pd, 0,
+							   wr->sge[i].addr, wr->sge[i].length,
+							   NULL) != DDP_STAG_OK) {
+						w->status = RDMAP_WC_LOC_PROT_ERR;
+						return -EFAULT;
+					}
 			niov = rdmap_sge_map(wr->sge, wr->num_sge, m->sent, seg, iov,
 					     RDMAP_MAX_SGE);
 			if (niov < 0)
@@ -257,14 +281,27 @@ int rdmap_qp_progress(struct rdmap_qp *qp)
 	if (!qp->mpa)
 		return 0;
 	if (qp->term_pending && !qp->term_sent) {
+		/* A send in flight may use every queued FPDU: the queue can be
+		 * cut once it ended (the engine cancels it, and calls again
+		 * through rdmap_qp_set_io_busy()). */
+		if (qp->io_busy)
+			return 0;
 		/* RFC 5040 §6.2.1: after a Terminate "the state of all outstanding
 		 * RDMA Messages is indeterminate"; what has not started to leave
 		 * is dropped rather than sent ahead of it, and makes room for it. */
 		mpa_tx_discard(qp->mpa);
-		if (!mpa_tx_space(qp->mpa))
+		if (!mpa_tx_space(qp->mpa)) {
+			/* cannot happen with a queue of two or more FPDUs (at most
+			 * the one partly sent stays): the QP must reach ERROR all
+			 * the same, so the TERMINATE is abandoned and the engine
+			 * resets the connection */
+			qp->term_abandoned = 1;
+			rdmap_qp_to_error(qp, &qp->term, 0);
 			return 0;
+		}
 		ret = send_terminate(qp);
 		if (ret < 0) {
+			qp->term_abandoned = 1;
 			rdmap_qp_to_error(qp, &qp->term, 0);
 			return ret;
 		}
@@ -280,7 +317,7 @@ int rdmap_qp_progress(struct rdmap_qp *qp)
 			break;
 		ret = tx_segment(qp);
 		if (ret < 0) {
-			local_fail(qp);
+			rdmap_local_fail(qp);
 			break;
 		}
 		if (ret == 0)

@@ -281,6 +281,7 @@ static void id_drain_abort(struct uiw_cm_id *id)
 
 	if (id->fd >= 0)
 		setsockopt(id->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	id->was_reset = !id->tx_shut;
 	id->drain_until = 0;
 	id_abort(id);
 }
@@ -391,10 +392,16 @@ static struct uiw_cm_id *id_alloc(void)
 
 static void on_rx(struct uiw_cm_id *id, int res)
 {
-	int ret;
+	int ret, cancelled = id->rx_cancel;
 
 	id->rx_busy = 0;
+	id->rx_app = 0;
+	id->rx_cancel = 0;
 	if (id->rx_done)
+		return;
+	/* cancelled because the QP is failing: nothing was read; the next
+	 * lend finds the receive stopped and reads into the discard buffer */
+	if (res == -ECANCELED && cancelled)
 		return;
 	if (id->rx_discard) {
 		if (res <= 0)
@@ -451,7 +458,16 @@ static void on_rx(struct uiw_cm_id *id, int res)
 
 static void on_tx(struct uiw_cm_id *id, int res)
 {
+	int cancelled = id->tx_cancel;
+
 	id->tx_busy = 0;
+	id->tx_cancel = 0;
+	if (res == -ECANCELED && cancelled) {
+		/* nothing of it was sent: the FPDUs are no longer lent, and the
+		 * QP may now cut its queue for the TERMINATE */
+		mpa_tx_advance(&id->mpa, 0);
+		return;
+	}
 	if (res < 0) {
 		id->tx_shut = 1;
 		if (!id->rx_done)
@@ -560,6 +576,37 @@ static void sqe_op(struct uiw_engine *eng, struct io_uring_sqe *sqe, struct uiw_
 static int inflight(const struct uiw_cm_id *id)
 {
 	return id->rx_busy || id->tx_busy || id->misc_busy || id->poll_busy;
+}
+
+/* Tell the QP whether kernel I/O in flight may use WR or MR memory (a send
+ * of queued FPDUs, a read lent a destination): while it may, the QP's move
+ * to ERROR does not flush its work requests (their memory would be the
+ * application's again under the kernel's feet) and a TERMINATE waits;
+ * going idle performs what waited. */
+static void id_io_sync(struct uiw_cm_id *id)
+{
+	struct uiw_qp *uq = id->qp;
+
+	if (!uq || uq->qp.state == RDMAP_QPS_IDLE || uq->qp.mpa != &id->mpa)
+		return;
+	rdmap_qp_set_io_busy(&uq->qp, id->tx_busy || (id->rx_busy && id->rx_app));
+}
+
+static int iov_overlaps(const struct iovec *iov, int n, uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < n; i++) {
+		uintptr_t b = (uintptr_t)iov[i].iov_base, e = b + iov[i].iov_len;
+
+		if (b < hi && lo < e)
+			return 1;
+	}
+	return 0;
+}
+
+int engine_inflight_refs(const struct uiw_cm_id *id, uintptr_t lo, uintptr_t hi)
+{
+	return (id->tx_busy && iov_overlaps(id->tx_iov, (int)id->tx_msg.msg_iovlen, lo, hi)) ||
+	       (id->rx_busy && id->rx_app && iov_overlaps(id->rx_iov, id->rx_niov, lo, hi));
 }
 
 static void id_free(struct uiw_cm_id *id)
@@ -765,6 +812,26 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			id->close_after_tx = 1;
 		if (qp->state == RDMAP_QPS_ERROR)
 			id->close_after_tx = 1;
+		/* The QP is failing and waits for our I/O to end before it
+		 * flushes (or cuts its queue for the TERMINATE): a peer that
+		 * stopped reading, or sends nothing more, would hold it there
+		 * for ever.  Cancel what is in flight; whatever it already
+		 * moved is accounted when its completion comes. */
+		if (qp->io_busy && (qp->flush_pending || (qp->term_pending && !qp->term_sent))) {
+			if (id->tx_busy && !id->tx_cancel && (sqe = get_sqe(id->eng))) {
+				io_uring_prep_cancel(sqe, &id->op_tx, 0);
+				io_uring_sqe_set_data(sqe, NULL);
+				id->tx_cancel = 1;
+			}
+			if (id->rx_busy && id->rx_app && !id->rx_cancel && (sqe = get_sqe(id->eng))) {
+				io_uring_prep_cancel(sqe, &id->op_rx, 0);
+				io_uring_sqe_set_data(sqe, NULL);
+				id->rx_cancel = 1;
+			}
+		}
+		/* the TERMINATE could not be queued: reset instead */
+		if (qp->term_abandoned && !id->tx_shut)
+			id_drain_abort(id);
 	}
 
 	/* closing (uiw_disconnect(), an error, a Reject): what is queued must
@@ -817,16 +884,15 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			io_uring_prep_sendmsg(sqe, id->fd, &id->tx_msg, MSG_NOSIGNAL);
 			sqe_op(id->eng, sqe, &id->op_tx);
 			id->tx_busy = 1;
+			id_io_sync(id);
 		} else if (n == 0 && id->close_after_tx) {
 			shutdown(id->fd, SHUT_WR);
 			id->tx_shut = 1;
-			/* wait for the peer's FIN, but not forever: after a
-			 * TERMINATE UIW_LINGER_ERR_NS, after a graceful close
-			 * UIW_LINGER_NS */
-			id->linger_until = now + (qp && qp->state == RDMAP_QPS_ERROR &&
-								 (qp->term_sent || qp->term_received)
-							 ? UIW_LINGER_ERR_NS
-							 : UIW_LINGER_NS);
+			/* wait for the peer's FIN, but not forever: after an
+			 * abortive close (QP in error, TERMINATE or not)
+			 * UIW_LINGER_ERR_NS, after a graceful close UIW_LINGER_NS */
+			id->linger_until = now + (qp && qp->state == RDMAP_QPS_ERROR ? UIW_LINGER_ERR_NS
+										     : UIW_LINGER_NS);
 		}
 	}
 	if (id->linger_until && !id->rx_done) {
@@ -850,6 +916,8 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			id->rx_niov = n;
 			sqe_op(id->eng, sqe, &id->op_rx);
 			id->rx_busy = 1;
+			id->rx_app = !id->rx_staged && !id->rx_discard && id->mpa.state == MPA_S_FULL;
+			id_io_sync(id);
 		}
 	}
 
@@ -864,12 +932,16 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			struct uiw_qp *uq = id->qp;
 
 			id->established = 0;
-			if (uq && (uq->qp.term_received || uq->qp.term_sent)) {
+			if (uq && (uq->qp.term_received || uq->qp.term_sent || uq->qp.term_abandoned)) {
 				const struct rdmap_term *t =
 					uq->qp.term_received ? &uq->qp.peer_term : &uq->qp.term;
 
 				id->term_flags = uq->qp.term_received ? UIW_CM_TERM_RECEIVED
 								      : UIW_CM_TERM_SENT;
+				/* ours could not be queued, or did not leave within
+				 * the drain bound: the connection was reset */
+				if (!uq->qp.term_received && (uq->qp.term_abandoned || id->was_reset))
+					id->term_flags |= UIW_CM_TERM_RESET;
 				id->term[0] = t->layer;
 				id->term[1] = t->etype;
 				id->term[2] = t->ecode;
@@ -899,9 +971,11 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 		break;
 	case UIW_OP_RX:
 		on_rx(op->id, cqe->res);
+		id_io_sync(op->id);
 		break;
 	case UIW_OP_TX:
 		on_tx(op->id, cqe->res);
+		id_io_sync(op->id);
 		break;
 	case UIW_OP_MISC:
 		on_misc(op->id, cqe->res);
@@ -1044,6 +1118,9 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	}
 	io_uring_cq_advance(&eng->ring, seen);
 	eng->running = 0;
+	/* uiw_dereg_mr()/uiw_modify_qp() wait for I/O to end: tell them */
+	if (ctx->fence_waiters)
+		pthread_cond_broadcast(&ctx->cond);
 	if (seen && ctx->attr.mode == UIW_CTX_POLLED && ctx->efd_exported) {
 		/* What came is acted on (the next reads posted, sends made) by
 		 * the next turn, which submits it together with whatever the
@@ -1072,8 +1149,7 @@ int engine_polled_busy(const struct uiw_context *ctx)
 	return eng->running || (eng->has_issuer && !pthread_equal(eng->issuer, pthread_self()));
 }
 
-/* CLOCK_REALTIME @ns from now (for pthread_cond_timedwait) */
-static struct timespec realtime_after(long ns)
+struct timespec engine_realtime_after(long ns)
 {
 	struct timespec t;
 
@@ -1108,7 +1184,7 @@ int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 	}
 	if (ctx->attr.mode == UIW_CTX_POLLED) {
 		/* another thread turns the engine: sleep briefly */
-		struct timespec t = realtime_after(1000000L);
+		struct timespec t = engine_realtime_after(1000000L);
 
 		if (dl && (dl->tv_sec < t.tv_sec || (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
 			t = *dl;
@@ -1130,7 +1206,7 @@ static void *engine_main(void *arg)
 		if (eng->ring_disabled) {
 			/* the ring could not be enabled (the turn did nothing):
 			 * do not spin holding the lock; retry in 100 ms */
-			struct timespec t = realtime_after(100000000L);
+			struct timespec t = engine_realtime_after(100000000L);
 
 			pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
 		}

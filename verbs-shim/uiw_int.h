@@ -86,6 +86,9 @@ struct uiw_context {
 	unsigned npd, ncq, nqp, nid, nch, nsrq;
 	int cm_efd;	  /* CM events queued (semaphore eventfd) */
 	int efd_exported; /* polled: eng[0].efd registered with its ring (uiw_context_fd) */
+	/* threads waiting (on @cond) for connections to let go of memory
+	 * (uiw_dereg_mr, uiw_modify_qp): engines broadcast after each turn */
+	unsigned fence_waiters;
 };
 
 struct uiw_pd {
@@ -150,7 +153,7 @@ enum uiw_id_state {
  * also how long a closing connection may take to send what it still has
  * queued (from uiw_disconnect(), or from the QP's move to error) before it
  * is aborted: a peer that stops reading (zero window) cannot hold it. */
-#define UIW_LINGER_ERR_NS 2000000000ull /* after a TERMINATE */
+#define UIW_LINGER_ERR_NS 2000000000ull /* after the QP went to error */
 #define UIW_LINGER_NS	  10000000000ull /* after a graceful close or reject */
 #define UIW_RX_IOV 32
 /* Small FPDUs (a peer sizing them to a 1500-octet path) would cost one read
@@ -196,10 +199,13 @@ struct uiw_cm_id {
 	struct uiw_op op_rx, op_tx, op_misc, op_poll;
 	int rx_busy, tx_busy, misc_busy;
 	int poll_busy; /* polled direct receive: an IORING_OP_POLL_ADD in flight */
+	int rx_app;    /* the read in flight was lent application memory (not stage/discard) */
+	int rx_cancel, tx_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
 	int rx_done;	/* EOF or error: no more reads */
 	int rx_discard; /* receive failed: read and drop until EOF */
 	int tx_shut;	/* SHUT_WR done (or the send side failed) */
 	int close_after_tx;
+	int was_reset; /* aborted with data still queued (id_drain_abort) */
 	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
 	uint64_t linger_until;	/* after SHUT_WR: stop waiting for the peer's FIN */
 	uint64_t drain_until;	/* closing: abort if the send side is not done by then */
@@ -252,6 +258,13 @@ int engine_polled_busy(const struct uiw_context *ctx);
  * instead of at once (which would spin) */
 #define UIW_ACCEPT_BACKOFF_NS (100 * 1000000ull)
 int engine_wait(struct uiw_context *ctx, const struct timespec *dl);
+/* (lock held) does @id's kernel I/O in flight use memory in [lo, hi)? */
+int engine_inflight_refs(const struct uiw_cm_id *id, uintptr_t lo, uintptr_t hi);
+/* CLOCK_REALTIME @ns from now (for pthread_cond_timedwait, engine_wait) */
+struct timespec engine_realtime_after(long ns);
+/* How long uiw_dereg_mr() and uiw_modify_qp() wait for the engines to let
+ * go of memory: cancelling a read or send in flight takes one engine turn */
+#define UIW_FENCE_WAIT_NS 2000000000L
 void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev);
 extern const struct rdmap_ops verbs_qp_ops;
 

@@ -146,12 +146,83 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	return 0;
 }
 
+/* (lock held) does any connection of @ctx still use [lo, hi): its QP's
+ * stream (an FPDU being placed there, FPDUs queued from there) or kernel
+ * I/O in flight? */
+static int ctx_mem_refs(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi)
+{
+	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
+		struct uiw_qp *uq = id->qp;
+
+		if (engine_inflight_refs(id, lo, hi))
+			return 1;
+		if (uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa &&
+		    rdmap_qp_mem_refs(&uq->qp, lo, hi))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * (lock held) Wait until no connection of @ctx uses [lo, hi) any more, or
+ * until @qp (if not NULL) has flushed, at most UIW_FENCE_WAIT_NS: the
+ * engines cancel the I/O of failing QPs and broadcast after each turn
+ * (polled: engine_wait() turns the engine).  Returns 0 or -ETIMEDOUT.
+ */
+static int ctx_fence_wait(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi, struct uiw_qp *qp)
+{
+	struct timespec dl = engine_realtime_after(UIW_FENCE_WAIT_NS);
+	int ret = 0;
+
+	ctx->fence_waiters++;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	pthread_mutex_lock(&ctx->lock);
+	while (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi)) {
+		if (engine_wait(ctx, &dl) == ETIMEDOUT &&
+		    (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi))) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	ctx->fence_waiters--;
+	return ret;
+}
+
 int uiw_dereg_mr(struct uiw_mr *mr)
 {
 	struct uiw_context *ctx = mr->context;
+	struct ddp_mr *dmr = mr->priv;
+	uintptr_t lo, hi;
+	int ret = 0;
 
 	pthread_mutex_lock(&ctx->lock);
-	ddp_mr_dereg(&ctx->mem, mr->priv);
+	lo = (uintptr_t)dmr->addr;
+	hi = lo + (uintptr_t)dmr->length;
+	/* no new segment is placed there or read from there: every one is
+	 * checked against the table (a peer's Write, a Read Response's sink
+	 * or source, a WR's SGEs) */
+	dmr->valid = 0;
+	/* a segment already under way, and FPDUs already queued, do not look
+	 * again: their QPs fail, as a real RNIC's do when memory goes away
+	 * under a DMA (RFC 5040 §7.1), and the call returns once no kernel
+	 * I/O and no queued FPDU uses the range */
+	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
+		struct uiw_qp *uq = id->qp;
+
+		if (uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa &&
+		    rdmap_qp_mem_revoke(&uq->qp, lo, hi))
+			engine_mark(id);
+	}
+	if (ctx_mem_refs(ctx, lo, hi))
+		ret = ctx_fence_wait(ctx, lo, hi, NULL);
+	if (ret) {
+		/* the region stays registered (and refused to peers): the
+		 * memory is not the application's yet; it may call again */
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ddp_mr_dereg(&ctx->mem, dmr);
 	pthread_mutex_unlock(&ctx->lock);
 	free(mr);
 	return 0;
@@ -620,12 +691,17 @@ int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
 	if (attr_mask != UIW_QP_STATE || attr->qp_state != UIW_QPS_ERR)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	if (qp->qp.state == RDMAP_QPS_RTS || qp->qp.state == RDMAP_QPS_CLOSING) {
-		/* RFC 5040 §6.2 / §7: an abortive close; the engine sees ERROR and
-		 * shuts the connection once the send side is done */
+	/* RFC 5040 §6.2 / §7: an abortive close; the engine sees ERROR and
+	 * shuts the connection once the send side is done.  From TERMINATE
+	 * too: the QP does not wait for its TERMINATE to be queued. */
+	if (qp->qp.state != RDMAP_QPS_ERROR)
 		rdmap_qp_modify_error(&qp->qp);
-	} else if (qp->qp.state == RDMAP_QPS_IDLE) {
-		rdmap_qp_modify_error(&qp->qp);
+	/* The flush waits while the engine's I/O may still use the WRs'
+	 * memory; the engine cancels that I/O.  Waiting here (one engine
+	 * turn) gives the application its flushes on return, as before. */
+	if (qp->qp.flush_pending && qp->id) {
+		engine_mark(qp->id);
+		ctx_fence_wait(ctx, 0, 0, qp);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	engine_wake(ctx);

@@ -548,6 +548,10 @@ struct uiw_cm_event {
 
 #define UIW_CM_TERM_SENT     1 /* we sent the TERMINATE (the peer broke a rule) */
 #define UIW_CM_TERM_RECEIVED 2 /* the peer sent it */
+/* with UIW_CM_TERM_SENT: the TERMINATE could not be queued (or not sent
+ * within the 2 s drain): the connection was reset instead; the term_*
+ * fields still give the cause */
+#define UIW_CM_TERM_RESET    4
 
 /** uiw_create_id() - a CM id in @ctx (@context is returned in events).  Returns 0, -ENOMEM. */
 int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **id);
