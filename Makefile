@@ -58,7 +58,7 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
              tests/test_rdmap_err.c tests/test_verbs.c tests/test_verbs_proc.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \
-             tests/test_rpc.c tests/test_rpc_clnt.c
+             tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
 BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c bench/uiw-%.c,$(wildcard bench/*.c)))
 # installed tools: verbs-shim/tools/uiw-<name>.c and bench/uiw-<name>.c -> $(O)/bin/uiw-<name>
@@ -71,7 +71,7 @@ SH_TESTS    := $(sort $(wildcard tests/sh/*.sh))
 # every tests/fuzz/fuzz_<name>.c is a libFuzzer target
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 # test helpers the fuzz targets may use (pair setups); no Check dependency
-FUZZ_HELPERS := tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_util.c
+FUZZ_HELPERS := tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_util.c tests/midop.c
 
 # ONC RPC protocol definitions compiled with rpcgen (see the rpcgen rules)
 RPC_X      := $(wildcard rpcrdma/proto/*.x rpcrdma/examples/*.x)

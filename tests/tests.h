@@ -20,6 +20,7 @@ Suite *rpcrdma_hdr_suite(void);
 Suite *replay_suite(void);
 Suite *rpc_suite(void);
 Suite *rpc_clnt_suite(void);
+Suite *midop_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from
