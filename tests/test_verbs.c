@@ -53,6 +53,7 @@ static const struct uiw_context_attr tv_attrs[] = {
 	{.engine_threads = 3},
 };
 static const struct uiw_context_attr *tv_attr;
+static int tv_cqe = 256; /* CQ size of the next side_init() */
 
 static void side_init(struct tv_side *s)
 {
@@ -61,7 +62,7 @@ static void side_init(struct tv_side *s)
 	memset(s, 0, sizeof(*s));
 	ck_assert_int_eq(uiw_open_context(&s->ctx, tv_attr), 0);
 	ck_assert_int_eq(uiw_alloc_pd(s->ctx, &s->pd), 0);
-	ck_assert_int_eq(uiw_create_cq(s->ctx, 256, NULL, NULL, &s->cq), 0);
+	ck_assert_int_eq(uiw_create_cq(s->ctx, tv_cqe, NULL, NULL, &s->cq), 0);
 	qa.send_cq = s->cq;
 	qa.recv_cq = s->cq;
 	qa.cap.max_send_wr = 64;
@@ -438,6 +439,60 @@ START_TEST(test_verbs_disconnect_flush)
 	want_wc(cli.cq, &wc);
 	ck_assert_uint_eq(wc.wr_id, 20);
 	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
+/* A CQ of N entries holds exactly N completions: the N+1st, and not the
+ * Nth, overflows it (-EOVERFLOW once, the QP goes to error). */
+START_TEST(test_verbs_cq_full)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_qp_attr qa;
+	struct uiw_wc wc[8];
+	uint64_t end;
+	int n = 0, got;
+
+	side_init(&srv);
+	tv_cqe = 4;
+	side_init(&cli);
+	tv_cqe = 256;
+	connect_pair(&srv, &cli, &lid);
+	for (int i = 0; i < 4; i++)
+		post_send(&cli, UIW_WR_RDMA_WRITE, 1 + (uint64_t)i, cli.buf, 64,
+			  (uintptr_t)srv.buf, srv.mr->rkey);
+	/* the four completions fill the CQ to the brim: nothing is lost (a
+	 * Write completes when handed to TCP: long before this wait ends) */
+	usleep((useconds_t)tu_ms(300) * 1000);
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_int_eq(qa.qp_state, UIW_QPS_RTS);
+	got = uiw_poll_cq(cli.cq, 8, wc);
+	ck_assert_int_eq(got, 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, 1 + (uint64_t)i);
+		ck_assert_int_eq(wc[i].status, UIW_WC_SUCCESS);
+	}
+	/* five more without polling: the fifth is lost, said once */
+	for (int i = 0; i < 5; i++)
+		post_send(&cli, UIW_WR_RDMA_WRITE, 10 + (uint64_t)i, cli.buf, 64,
+			  (uintptr_t)srv.buf, srv.mr->rkey);
+	end = ms_now() + TV_WAIT_MS;
+	while ((got = uiw_poll_cq(cli.cq, 0, wc)) != -EOVERFLOW && ms_now() < end)
+		usleep(100);
+	ck_assert_int_eq(got, -EOVERFLOW);
+	while ((got = uiw_poll_cq(cli.cq, 8, wc)) > 0)
+		n += got;
+	ck_assert_int_ge(n, 4);
+	end = ms_now() + TV_WAIT_MS;
+	do {
+		ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	} while (qa.qp_state != UIW_QPS_ERR && ms_now() < end && !usleep(1000));
+	ck_assert_int_eq(qa.qp_state, UIW_QPS_ERR);
+	ck_assert_int_eq(uiw_destroy_id(cli.id), 0);
+	cli.id = NULL;
 	ck_assert_int_eq(uiw_destroy_id(lid), 0);
 	side_fini(&cli);
 	side_fini(&srv);
@@ -835,6 +890,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_unreachable);
 	tcase_add_test(tc, test_verbs_disconnect_flush);
 	tcase_add_test(tc, test_verbs_remote_access_error);
+	tcase_add_test(tc, test_verbs_cq_full);
 	tcase_add_test(tc, test_verbs_destroy_connected);
 	tcase_add_test(tc, test_verbs_fork);
 	tcase_add_test(tc, test_verbs_engines);
