@@ -2,6 +2,7 @@
 #include "rdmap_pair.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,8 +53,8 @@ int rp_init(struct rp_pair *p, const struct mpa_cfg *ini, const struct mpa_cfg *
 	int ret;
 	struct mpa_cfg ic = *ini;
 
-	memset(&p->a, 0, sizeof(p->a));
-	memset(&p->b, 0, sizeof(p->b));
+	memset(&p->a, 0, offsetof(struct rp_host, swc));
+	memset(&p->b, 0, offsetof(struct rp_host, swc));
 	p->rng = seed;
 	p->max_chunk = 0;
 	p->lend = 0;

@@ -16,12 +16,14 @@ struct rp_host {
 	struct ddp_mem mem;
 	struct ddp_pd pd;
 	struct rdmap_qp qp;
-	struct rdmap_wc swc[RP_MAX_WC], rwc[RP_MAX_WC];
 	int nswc, nrwc;
 	int nerr; /* ops->error calls */
 	struct rdmap_term err_term;
 	int err_received;
 	int conn_failed;
+	/* last: rp_init() does not clear them (half a megabyte each; only
+	 * the first nswc/nrwc entries are meaningful) */
+	struct rdmap_wc swc[RP_MAX_WC], rwc[RP_MAX_WC];
 };
 
 struct rp_pair {
