@@ -542,11 +542,12 @@ struct uiw_cm_event {
 	uint16_t initiator_depth;     /* peer's ORD */
 	/* DISCONNECTED after a TERMINATE (status -ECONNABORTED): who sent it
 	 * and its RFC 5040 §4.8 layer, type and code */
-	uint8_t term_flags; /* UIW_CM_TERM_SENT or UIW_CM_TERM_RECEIVED, or 0 */
+	uint8_t term_flags; /* UIW_CM_TERM_SENT (| UIW_CM_TERM_RESET) or UIW_CM_TERM_RECEIVED, or 0 */
 	uint8_t term_layer, term_etype, term_ecode;
 };
 
-#define UIW_CM_TERM_SENT     1 /* we sent the TERMINATE (the peer broke a rule) */
+#define UIW_CM_TERM_SENT     1 /* we sent the TERMINATE (the peer broke a rule, or a local error:
+				 * memory of an operation in progress was deregistered) */
 #define UIW_CM_TERM_RECEIVED 2 /* the peer sent it */
 /* with UIW_CM_TERM_SENT: the TERMINATE could not be queued (or not sent
  * within the 2 s drain): the connection was reset instead; the term_*
