@@ -19,7 +19,11 @@
  * The context mutex is held while the thread runs the state machines and
  * released while it waits in the ring; a lock-free data path is issue 7.
  * Connection teardown: an id's socket is closed only when no SQE of it is
- * in flight, so no kernel operation ever outlives the memory it uses.
+ * in flight, so no kernel operation ever outlives the memory it uses.  The
+ * same holds for application memory (docs/API.md, the memory contract): a
+ * QP is told when a read lent its memory or a send of its FPDUs is in
+ * flight (id_io_sync()), flushes only once that ended, and a failing QP's
+ * I/O is cancelled so that it ends within one turn.
  */
 #include <arpa/inet.h>
 #include <errno.h>
