@@ -281,7 +281,7 @@ _check: _build
 
 # suites and shell tests with threads; reports go to $(O)/tsan/report.<pid>
 TSAN_SUITES := verbs verbs_api verbs_proc rpc rpc_clnt
-TSAN_SH     := tests/sh/ping.sh tests/sh/perf.sh tests/sh/rpc.sh
+TSAN_SH     := tests/sh/ping.sh tests/sh/perf.sh tests/sh/rpc.sh tests/sh/midop.sh
 TSAN_LOG     = $(abspath $(O))/tsan
 ifneq ($(filter _check-tsan,$(MAKECMDGOALS)),)
 ifneq ($(SAN),thread)
