@@ -9,23 +9,80 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 
-int ddp_mem_init(struct ddp_mem *m, uint32_t max)
+/* A new DDP_RND_BUF random octets: 0, or -EIO with none left (what a
+ * failed RAND_bytes() wrote is never used). */
+static int rnd_refill(struct ddp_mem *m)
 {
-	uint8_t rnd[4];
+	int ok;
 
-	memset(m, 0, sizeof(*m));
-	if (max == 0 || max > DDP_STAG_INDEX_MASK)
-		return -EINVAL;
-	/* Start the index at a random value: STags of a fresh process are not
-	 * predictable by a peer (the key adds 8 more bits per slot). */
 	/* a failing RAND_bytes() leaves entries (strdup'ed names) on the
 	 * thread's OpenSSL error queue: ours to drop, not the application's */
 	ERR_set_mark();
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
-		ERR_pop_to_mark();
-		return -EIO;
-	}
+	ok = RAND_bytes(m->rnd, sizeof(m->rnd)) == 1;
 	ERR_pop_to_mark();
+	m->rnd_used = ok ? 0 : sizeof(m->rnd);
+	return ok ? 0 : -EIO;
+}
+
+/* A random value in [0, @bound), every one equally likely: x mod @bound
+ * for a random 32-bit x, drawn again when x is in the incomplete block of
+ * @bound values at the top of the range.  0 or -EIO. */
+static int rnd_below(struct ddp_mem *m, uint32_t bound, uint32_t *out)
+{
+	uint32_t x;
+
+	if (bound == 1) {
+		*out = 0;
+		return 0;
+	}
+	do {
+		if (m->rnd_used + sizeof(x) > sizeof(m->rnd) && rnd_refill(m))
+			return -EIO;
+		memcpy(&x, m->rnd + m->rnd_used, sizeof(x));
+		m->rnd_used += sizeof(x);
+		*out = x % bound;
+	} while (x - *out > 0u - bound); /* its block [x - out, x - out + bound) wraps */
+	return 0;
+}
+
+/* A random key other than @old, each of the 255 equally likely. */
+static int rnd_key(struct ddp_mem *m, uint8_t old, uint8_t *key)
+{
+	uint8_t k;
+
+	do {
+		if (m->rnd_used >= sizeof(m->rnd) && rnd_refill(m))
+			return -EIO;
+		k = m->rnd[m->rnd_used++];
+	} while (k == 0xFF);
+	*key = (uint8_t)(k + (k >= old));
+	return 0;
+}
+
+/* A fresh STag for @slot (see ddp_mem.h): index slot + nslots * r below
+ * 2^24, r random (not 0 in slot 0: index 0 would allow STags 0 and 1), and
+ * a random key other than the slot's last.  Changes nothing but the random
+ * octets used: 0 or -EIO. */
+static int rnd_stag(struct ddp_mem *m, uint32_t slot, uint32_t *stag)
+{
+	uint32_t nr = (DDP_STAG_INDEX_MASK - slot) / m->nslots + 1; /* values of r */
+	uint32_t r0 = slot == 0, r;
+	uint8_t key;
+
+	if (rnd_below(m, nr - r0, &r) || rnd_key(m, m->keys[slot], &key))
+		return -EIO;
+	*stag = (slot + m->nslots * (r + r0)) << 8 | key;
+	return 0;
+}
+
+int ddp_mem_init(struct ddp_mem *m, uint32_t max)
+{
+	memset(m, 0, sizeof(*m));
+	if (max == 0 || max > DDP_STAG_INDEX_MASK)
+		return -EINVAL;
+	/* the first registrations need no RAND_bytes call */
+	if (rnd_refill(m))
+		return -EIO;
 	m->slots = calloc(max, sizeof(*m->slots));
 	m->keys = calloc(max, 1);
 	m->free = calloc(max, sizeof(*m->free));
@@ -34,15 +91,8 @@ int ddp_mem_init(struct ddp_mem *m, uint32_t max)
 		return -ENOMEM;
 	}
 	m->nslots = max;
-	m->base = ((uint32_t)rnd[0] << 16 | (uint32_t)rnd[1] << 8 | rnd[2]) & DDP_STAG_INDEX_MASK;
-	/* STag 0 and 1 are special to peers (siw's RTR uses 1): never hand out
-	 * an index whose STag could be 0 or 1. */
-	if (m->base == 0)
-		m->base = 1;
-	for (uint32_t i = 0; i < max; i++) {
-		m->free[i] = max - 1 - i;
-		m->keys[i] = rnd[3] + (uint8_t)i;
-	}
+	for (uint32_t i = 0; i < max; i++)
+		m->free[i] = i;
 	m->nfree = max;
 	m->next_pd = 1;
 	return 0;
@@ -62,30 +112,11 @@ void ddp_pd_init(struct ddp_mem *m, struct ddp_pd *pd)
 	pd->refs = 0;
 }
 
-static uint32_t slot_index(const struct ddp_mem *m, uint32_t slot)
-{
-	return (m->base + slot) & DDP_STAG_INDEX_MASK;
-}
-
-/* The next key of @slot (at @index).  STags 0 and 1 are never handed out
- * (see ddp_mem_init): index 0 skips keys 0 and 1. */
-static uint8_t next_key(struct ddp_mem *m, uint32_t slot, uint32_t index)
-{
-	uint8_t key = m->keys[slot]++;
-
-	if (index == 0 && key <= 1) {
-		key = 2;
-		m->keys[slot] = 3;
-	}
-	return key;
-}
-
 int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, unsigned access,
 	       struct ddp_mr **mr)
 {
 	struct ddp_mr *r;
-	uint32_t slot;
-	uint32_t index;
+	uint32_t pick, slot, stag;
 
 	if (access & ~(unsigned)DDP_ACC_ALL)
 		return -EINVAL;
@@ -98,10 +129,13 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 		return -EINVAL;
 	if (!m->nfree)
 		return -ENOSPC;
-	slot = m->free[--m->nfree];
-	index = slot_index(m, slot);
+	if (rnd_below(m, m->nfree, &pick) || rnd_stag(m, m->free[pick], &stag))
+		return -EIO;
+	slot = m->free[pick];
+	m->free[pick] = m->free[--m->nfree];
+	m->keys[slot] = (uint8_t)stag;
 	r = &m->slots[slot];
-	r->stag = index << 8 | next_key(m, slot, index);
+	r->stag = stag;
 	r->pd = pd;
 	r->addr = addr;
 	r->va = (uint64_t)(uintptr_t)addr;
@@ -126,12 +160,11 @@ void ddp_mr_dereg(struct ddp_mem *m, struct ddp_mr *mr)
 
 struct ddp_mr *ddp_mr_lookup(struct ddp_mem *m, uint32_t stag)
 {
-	uint32_t slot = ((stag >> 8) - m->base) & DDP_STAG_INDEX_MASK;
 	struct ddp_mr *r;
 
-	if (slot >= m->nslots)
+	if (!m->nslots)
 		return NULL;
-	r = &m->slots[slot];
+	r = &m->slots[(stag >> 8) % m->nslots];
 	if (!r->pd || r->stag != stag)
 		return NULL;
 	return r;
@@ -171,11 +204,14 @@ int ddp_stag_invalidate(struct ddp_mem *m, uint32_t stag, const struct ddp_pd *p
 
 int ddp_mr_revalidate(struct ddp_mem *m, struct ddp_mr *mr)
 {
-	uint32_t slot = (uint32_t)(mr - m->slots);
+	uint32_t slot = (uint32_t)(mr - m->slots), stag;
 
 	if (slot >= m->nslots || !mr->pd)
 		return -EINVAL;
-	mr->stag = (mr->stag & ~0xFFu) | next_key(m, slot, mr->stag >> 8);
+	if (rnd_stag(m, slot, &stag))
+		return -EIO;
+	m->keys[slot] = (uint8_t)stag;
+	mr->stag = stag;
 	mr->valid = 1;
 	return 0;
 }

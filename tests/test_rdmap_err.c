@@ -19,11 +19,18 @@
  * follow the research digest (rfc5040-5041.md §1 and table 2.7); where rdmap_rx.c made a documented
  * choice among defensible codes, the test pins that choice and says so.
  */
+/* RAND_set_rand_method() (deprecated in OpenSSL 3): the stand-in RAND_bytes()
+ * of the STag tests */
+#define OPENSSL_SUPPRESS_DEPRECATED
+
 #include "tests.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/rand.h>
 
 #include "byteorder.h"
 #include "crc32c.h"
@@ -485,14 +492,24 @@ static size_t b_w_invalidated(struct victim *v, uint8_t *s)
 
 static size_t b_w_stale(struct victim *v, uint8_t *s)
 {
-	struct ddp_mr *mr = vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL);
-	uint32_t old = mr->stag;
+	struct ddp_mem *m = &v->p.b.mem;
+	struct ddp_mr *mr = vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL), *again;
+	struct ddp_mr **fill = calloc(m->nslots, sizeof(*fill));
+	uint32_t old = mr->stag, n = 0;
 
-	ddp_mr_dereg(&v->p.b.mem, mr);
-	/* the slot is reused at once: the key must differ */
-	mr = vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL);
-	ck_assert_uint_eq(mr->stag >> 8, old >> 8);
-	ck_assert_uint_ne(mr->stag, old);
+	/* the slot is reused: the others taken (a registration takes a random
+	 * free slot), the region deregistered and registered again; the new
+	 * STag differs (its key always does) */
+	ck_assert_ptr_nonnull(fill);
+	while (m->nfree)
+		fill[n++] = vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL);
+	ddp_mr_dereg(m, mr);
+	again = vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL);
+	ck_assert_ptr_eq(again, mr);
+	ck_assert_uint_ne(again->stag & 0xFF, old & 0xFF);
+	while (n)
+		ddp_mr_dereg(m, fill[--n]);
+	free(fill);
 	return mk_write(s, old, va(v->tgt), 16);
 }
 
@@ -1644,16 +1661,21 @@ START_TEST(stag_check_order)
 		ck_assert_int_eq(ddp_stag_invalidate(&m, old, &pd1), -ENOENT);
 		ck_assert_int_eq(ddp_mr_revalidate(&m, a), 0);
 		ck_assert_uint_ne(a->stag, old);
-		ck_assert_uint_eq(a->stag >> 8, old >> 8);
+		ck_assert_ptr_eq(ddp_mr_lookup(&m, a->stag), a); /* a new STag, same slot */
 		ck_assert_int_eq(ddp_stag_check(&m, old, &pd1, 0, base, 1, NULL), DDP_STAG_INVALID);
 		ck_assert_int_eq(ddp_stag_check(&m, a->stag, &pd1, 0, base, 1, NULL), DDP_STAG_OK);
 	}
 	/* deregistration: the STag is refused, and stays refused when the slot
-	 * is reused */
+	 * is reused (the others taken first: a registration takes a random
+	 * free slot) */
 	{
 		uint32_t old = lw->stag;
-		struct ddp_mr *again;
+		struct ddp_mr *again, *fill;
 
+		while (m.nfree)
+			ck_assert_int_eq(
+				ddp_mr_reg(&m, &pd2, mem, sizeof(mem), DDP_ACC_LOCAL_WRITE, &fill),
+				0);
 		ddp_mr_dereg(&m, lw);
 		ck_assert_int_eq(ddp_stag_check(&m, old, &pd1, 0, base, 1, NULL), DDP_STAG_INVALID);
 		ck_assert_ptr_null(ddp_mr_lookup(&m, old));
@@ -1691,32 +1713,71 @@ START_TEST(mr_reg_refusals)
 }
 END_TEST
 
-/* STags 0 and 1 are never handed out (ddp_mem_init's rule: siw's RTR uses
- * 1), through registration or revalidation, even in the slot whose index
- * is 0. */
-/* Issue 8 §6: STag indexes start at a random value per table, keys rotate
- * on every re-registration and revalidation, and a deregistered or
- * invalidated STag is refused (ddp_mr_lookup() finds nothing valid; the
- * injection cases "write: invalidated STag" / "stale STag of a reused
- * slot" show the TERMINATE a peer gets for one) */
+/*
+ * A stand-in for RAND_bytes() (RAND_set_rand_method(), restored by
+ * fake_rand_off()): octets all 0, which ddp_mem takes as the smallest draw
+ * every time (slot: the first free; index: the lowest allowed; key: the
+ * lowest allowed), or, with fake_rand_fail, a failure that leaves an entry
+ * on OpenSSL's error queue, as a real one does.
+ */
+static int fake_rand_fail;
+static const RAND_METHOD *real_rand;
+
+static int fake_rand_bytes(unsigned char *buf, int num)
+{
+	if (fake_rand_fail) {
+		ERR_raise(ERR_LIB_RAND, RAND_R_ERROR_RETRIEVING_ENTROPY);
+		return 0;
+	}
+	memset(buf, 0, (size_t)num);
+	return 1;
+}
+
+static int fake_rand_status(void)
+{
+	return !fake_rand_fail;
+}
+
+static const RAND_METHOD fake_rand = {.bytes = fake_rand_bytes, .status = fake_rand_status};
+
+static void fake_rand_on(int fail)
+{
+	fake_rand_fail = fail;
+	real_rand = RAND_get_rand_method();
+	ck_assert_ptr_nonnull(real_rand);
+	ck_assert_int_eq(RAND_set_rand_method(&fake_rand), 1);
+}
+
+static void fake_rand_off(void)
+{
+	ck_assert_int_eq(RAND_set_rand_method(real_rand), 1);
+}
+
+/* Issue 8 §6: every STag is drawn at random (tables differ from the first
+ * STag on), a reused slot's key changes, and a deregistered or invalidated
+ * STag is refused (ddp_mr_lookup() finds nothing valid; the injection cases
+ * "write: invalidated STag" / "stale STag of a reused slot" show the
+ * TERMINATE a peer gets for one).  stag_unpredictable measures the rest. */
 START_TEST(stag_hygiene)
 {
 	static uint8_t mem[64];
 	struct ddp_mem m;
 	struct ddp_pd pd;
 	struct ddp_mr *mr, *again;
-	uint32_t bases[8], s0, s1;
+	uint32_t first[8], s0, s1;
 	int differ = 0;
 
-	/* eight tables: the start indexes are not all the same (a fixed
-	 * start would fail this always; a random one fails with p = 2^-168) */
+	/* eight tables: their first STags are not all the same (a fixed
+	 * sequence would fail this always; a random one fails with p < 2^-100) */
 	for (int i = 0; i < 8; i++) {
 		ck_assert_int_eq(ddp_mem_init(&m, 16), 0);
-		bases[i] = m.base;
+		ddp_pd_init(&m, &pd);
+		ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &mr), 0);
+		first[i] = mr->stag;
 		ddp_mem_destroy(&m);
-		differ |= bases[i] != bases[0];
+		differ |= first[i] != first[0];
 	}
-	ck_assert_msg(differ, "every STag table started at index %u", bases[0]);
+	ck_assert_msg(differ, "every STag table started with STag %#x", first[0]);
 
 	ck_assert_int_eq(ddp_mem_init(&m, 1), 0); /* one slot: re-registration reuses it */
 	ddp_pd_init(&m, &pd);
@@ -1727,20 +1788,20 @@ START_TEST(stag_hygiene)
 	ck_assert_ptr_null(ddp_mr_lookup(&m, s0)); /* deregistered: refused */
 	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &again), 0);
 	s1 = again->stag;
-	ck_assert_uint_eq(s1 >> 8, s0 >> 8);	/* the same index ... */
-	ck_assert_uint_ne(s1 & 0xff, s0 & 0xff); /* ... with a new key */
+	ck_assert_ptr_eq(again, mr);		 /* the same slot ... */
+	ck_assert_uint_ne(s1 & 0xff, s0 & 0xff); /* ... always with a new key */
 	/* the old STag stays refused, as a peer's Write would find it */
 	ck_assert_ptr_null(ddp_mr_lookup(&m, s0));
 	ck_assert_int_eq(ddp_stag_check(&m, s0, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
 			 DDP_STAG_INVALID);
 	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
 			 DDP_STAG_OK);
-	/* invalidated: refused until revalidated, which rotates the key */
+	/* invalidated: refused until revalidated, which draws a new STag */
 	ck_assert_int_eq(ddp_stag_invalidate(&m, s1, &pd), 0);
 	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
 			 DDP_STAG_INVALID);
 	ck_assert_int_eq(ddp_mr_revalidate(&m, again), 0);
-	ck_assert_uint_ne(again->stag, s1);
+	ck_assert_uint_ne(again->stag & 0xff, s1 & 0xff);
 	ck_assert_int_eq(ddp_stag_check(&m, s1, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1, NULL),
 			 DDP_STAG_INVALID);
 	ck_assert_int_eq(ddp_stag_check(&m, again->stag, &pd, DDP_ACC_REMOTE_WRITE, (uintptr_t)mem, 1,
@@ -1751,32 +1812,93 @@ START_TEST(stag_hygiene)
 }
 END_TEST
 
+/* STags 0 and 1 are never handed out (siw's RTR uses 1), by registration or
+ * revalidation, even when every draw is the smallest: slot 0 of a one-slot
+ * table, whose index would be 0 with r = 0, and keys alternating 1, 0. */
 START_TEST(stag_never_0_or_1)
 {
 	static uint8_t mem[64];
 	struct ddp_mem m;
 	struct ddp_pd pd;
-	struct ddp_mr *mr, *z;
+	struct ddp_mr *z;
 
-	/* a random start of 0xFFFFFF (ddp_mem_init may draw it) puts index 0
-	 * at slot 1 */
-	ck_assert_int_eq(ddp_mem_init(&m, 4), 0);
+	fake_rand_on(0);
+	ck_assert_int_eq(ddp_mem_init(&m, 1), 0);
 	ddp_pd_init(&m, &pd);
-	m.base = DDP_STAG_INDEX_MASK;
-	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &mr), 0);
 	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &z), 0);
-	ck_assert_uint_eq(z->stag >> 8, 0);
+	/* the smallest STag slot 0 may have: index nslots (r = 1), key 1 */
+	ck_assert_uint_eq(z->stag, 1u << 8 | 1);
 	for (int i = 0; i < 600; i++) {
-		ck_assert_uint_gt(z->stag, 1);
 		ck_assert_int_eq(ddp_stag_invalidate(&m, z->stag, &pd), 0);
 		ck_assert_int_eq(ddp_mr_revalidate(&m, z), 0);
 		ck_assert_msg(z->stag > 1, "revalidation handed out STag %u", z->stag);
+		ck_assert_ptr_eq(ddp_mr_lookup(&m, z->stag), z);
 	}
 	for (int i = 0; i < 600; i++) {
 		ddp_mr_dereg(&m, z);
 		ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &z), 0);
 		ck_assert_msg(z->stag > 1, "registration handed out STag %u", z->stag);
+		ck_assert_ptr_eq(ddp_mr_lookup(&m, z->stag), z);
 	}
+	ddp_mem_destroy(&m);
+	fake_rand_off();
+	/* the same with real draws, in a small table */
+	ck_assert_int_eq(ddp_mem_init(&m, 2), 0);
+	ddp_pd_init(&m, &pd);
+	for (int i = 0; i < 2000; i++) {
+		ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &z), 0);
+		ck_assert_msg(z->stag > 1, "registration handed out STag %u", z->stag);
+		ddp_mr_dereg(&m, z);
+	}
+	ddp_mem_destroy(&m);
+}
+END_TEST
+
+/* RAND_bytes() failing: registration and revalidation return -EIO and
+ * change nothing (no slot taken, the region still invalid under its old
+ * STag), OpenSSL's error queue is as it was (an entry of the application's
+ * stays, RAND's are dropped); ddp_mem_init() fails with -EIO too.  Once
+ * RAND_bytes() works again, so do they. */
+START_TEST(stag_rand_failure)
+{
+	static uint8_t mem[64];
+	struct ddp_mem m, m2;
+	struct ddp_pd pd;
+	struct ddp_mr *mr = NULL, *held;
+	uint32_t old;
+	int ret = 0, n;
+
+	ck_assert_int_eq(ddp_mem_init(&m, 8), 0);
+	ddp_pd_init(&m, &pd);
+	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &held), 0);
+	ck_assert_int_eq(ddp_stag_invalidate(&m, held->stag, &pd), 0);
+	old = held->stag;
+	ERR_clear_error();
+	ERR_raise(ERR_LIB_USER, 42); /* the application's */
+	fake_rand_on(1);
+	/* the octets drawn at init last a few registrations, then -EIO */
+	for (n = 0; n < DDP_RND_BUF && ret == 0; n++) {
+		ret = ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &mr);
+		if (!ret)
+			ddp_mr_dereg(&m, mr);
+	}
+	ck_assert_int_eq(ret, -EIO);
+	ck_assert_uint_eq(m.nfree, 7);
+	ck_assert_uint_eq(pd.refs, 1);
+	ck_assert_int_eq(ddp_mr_revalidate(&m, held), -EIO);
+	ck_assert_uint_eq(held->stag, old);
+	ck_assert_int_eq(held->valid, 0);
+	ck_assert_ptr_eq(ddp_mr_lookup(&m, old), held);
+	ck_assert_int_eq(ERR_GET_LIB(ERR_peek_last_error()), ERR_LIB_USER);
+	ck_assert_int_eq(ERR_GET_REASON(ERR_get_error()), 42);
+	ck_assert_uint_eq(ERR_peek_error(), 0);
+	ck_assert_int_eq(ddp_mem_init(&m2, 4), -EIO);
+	ck_assert_uint_eq(ERR_peek_error(), 0);
+	fake_rand_off();
+	ck_assert_int_eq(ddp_mr_revalidate(&m, held), 0);
+	ck_assert_uint_ne(held->stag, old);
+	ck_assert_int_eq(ddp_mr_reg(&m, &pd, mem, sizeof(mem), DDP_ACC_ALL, &mr), 0);
+	ck_assert_uint_eq(m.nfree, 6);
 	ddp_mem_destroy(&m);
 }
 END_TEST
@@ -1807,6 +1929,7 @@ Suite *rdmap_err_suite(void)
 	tcase_add_test(unit, mr_reg_refusals);
 	tcase_add_test(unit, stag_never_0_or_1);
 	tcase_add_test(unit, stag_hygiene);
+	tcase_add_test(unit, stag_rand_failure);
 	suite_add_tcase(s, unit);
 	return s;
 }

@@ -220,9 +220,11 @@ struct uiw_mr {
 /**
  * uiw_reg_mr() - register [@addr, @addr + @length) with @access (UIW_ACCESS_*).
  * Tagged offsets are virtual addresses, as with siw: a peer Writes to
- * remote_addr = (uintptr_t)addr + offset.  Returns 0 with *@mr set,
- * -EINVAL (unknown access bits, NULL @addr, REMOTE_WRITE without
- * LOCAL_WRITE, a range that wraps), -ENOSPC (STag table full), -ENOMEM.
+ * remote_addr = (uintptr_t)addr + offset.  Each registration gets a fresh
+ * random STag (ddp/ddp_mem.h).  Returns 0 with *@mr set, -EINVAL (unknown
+ * access bits, NULL @addr, REMOTE_WRITE without LOCAL_WRITE, a range that
+ * wraps), -ENOSPC (STag table full), -EIO (no randomness from OpenSSL for
+ * the STag), -ENOMEM.
  */
 int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **mr);
 

@@ -32,9 +32,17 @@
  *           6 re-validate a region, 7 graceful close, 8 move to ERROR,
  *           9 the TCP connection closes
  *
- * STags are made deterministic (the STag table's random start and keys are
- * overwritten): region i has STag (0x10 + i) << 8, see enum fz_region_id.
- * Tagged offsets are virtual addresses, unknown to the input, so the
+ * The victim's STags are random (ddp_mem draws each one), unknown to the
+ * input, so the input names them and the harness maps the names: the STag
+ * (0x10 + i) << 8 | k names region i (see enum fz_region_id) with key k,
+ * where region i's own key is 0 after set-up and goes up by one with every
+ * revalidation.  The harness puts in region i's real STag (its current one;
+ * after deregistration, its last one) for its own key, and that STag with
+ * another key (real key ^ k ^ own key) for another k: wrong keys stay
+ * wrong, whatever the draws.  It does so, whatever record bit 1 says, for
+ * the STag of a tagged header, a Read Request's source STag and the STag
+ * a Send with Invalidate invalidates; other STags are left as they are.
+ * Tagged offsets are virtual addresses, unknown to the input too, so the
  * harness relocates them: in a tagged header whose STag names region i (any
  * key), and in a Read Request's source, the TO is taken as an offset into
  * region i and the region's address is added (modulo 2^64, so every TO
@@ -103,7 +111,7 @@ enum fz_region_id {
 	FZ_NREG
 };
 
-#define FZ_STAG_BASE 0x10 /* STag index of region 0 */
+#define FZ_STAG_BASE 0x10 /* inputs name region i by STag index FZ_STAG_BASE + i */
 #define FZ_REG_LEN   4096
 #define FZ_GUARD     64
 #define FZ_MAXWR     512
@@ -139,6 +147,8 @@ struct fz_region {
 	uint8_t *snap;	/* the block as it must be: guards, content after the previous record */
 	uint8_t *allow; /* FZ_R_LOCAL: octets the peer may write now */
 	struct ddp_mr *mr;
+	uint32_t stag; /* its real STag, or its last one once deregistered */
+	uint8_t key;   /* its key as inputs name it: 0, +1 per revalidation */
 	int registered;
 	int dirty;	   /* (may have) changed since set-up */
 	int stale;	   /* writable during the last record: snap not updated */
@@ -251,8 +261,7 @@ static int regions_init(struct fz *f)
 		if (ddp_mr_reg(&f->v->mem, i == FZ_R_OTHERPD ? &f->pd2 : &f->v->pd, r->base,
 			       FZ_REG_LEN, fz_access[i], &r->mr))
 			return -EINVAL;
-		/* registered in order from slot 0 (ddp_mem_init's free stack) */
-		CHECK(r->mr->stag >> 8 == (uint32_t)(FZ_STAG_BASE + i));
+		r->stag = r->mr->stag;
 		r->registered = 1;
 	}
 	return ddp_stag_invalidate(&f->v->mem, f->r[FZ_R_INVAL].mr->stag, &f->v->pd);
@@ -455,6 +464,21 @@ static struct fz_region *region_by_stag(struct fz *f, uint32_t stag)
 	return &f->r[idx - FZ_STAG_BASE];
 }
 
+/* The STag the input names @stag (see the top): the real one of a region. */
+static uint32_t real_stag(struct fz *f, uint32_t stag)
+{
+	struct fz_region *r = region_by_stag(f, stag);
+
+	if (!r)
+		return stag;
+	return r->stag ^ ((stag ^ r->key) & 0xFF);
+}
+
+static void map_stag(struct fz *f, uint8_t *stag_p)
+{
+	put_be32(stag_p, real_stag(f, get_be32(stag_p)));
+}
+
 static void relocate(struct fz *f, uint8_t *off_p, uint32_t stag, int from_end)
 {
 	struct fz_region *r = region_by_stag(f, stag);
@@ -480,14 +504,23 @@ static void inject(struct fz *f, uint8_t kind, const uint8_t *ulpdu, size_t ulen
 	put_be16(buf, (uint16_t)ulen);
 	memcpy(u, ulpdu, ulen);
 	memset(u + ulen, 0, pad);
-	if (!(kind & 2) && ulen >= DDP_TAGGED_HDR_LEN) {
-		if (u[0] & DDP_CTRL_T)
-			relocate(f, u + DDP_OFF_TO, get_be32(u + DDP_OFF_STAG), kind & 8);
-		else if ((u[1] & RDMAP_CTRL_OPCODE) == RDMAP_OP_READ_REQ &&
-			 ulen >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
-			relocate(f, u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_OFF_SRC_TO,
-				 get_be32(u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_OFF_SRC_STAG),
-				 kind & 8);
+	if (ulen >= DDP_TAGGED_HDR_LEN) {
+		uint8_t op = u[1] & RDMAP_CTRL_OPCODE;
+		uint8_t *src = u + DDP_UNTAGGED_HDR_LEN;
+
+		if (u[0] & DDP_CTRL_T) {
+			if (!(kind & 2))
+				relocate(f, u + DDP_OFF_TO, get_be32(u + DDP_OFF_STAG), kind & 8);
+			map_stag(f, u + DDP_OFF_STAG);
+		} else if (op == RDMAP_OP_READ_REQ &&
+			   ulen >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN) {
+			if (!(kind & 2))
+				relocate(f, src + RDMAP_RREQ_OFF_SRC_TO,
+					 get_be32(src + RDMAP_RREQ_OFF_SRC_STAG), kind & 8);
+			map_stag(f, src + RDMAP_RREQ_OFF_SRC_STAG);
+		} else if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
+			map_stag(f, u + DDP_OFF_RSVDULP2);
+		}
 	}
 	if (f->crc)
 		crc = mpa_crc32c(buf, MPA_HDR_LEN + ulen + pad) ^ ((kind & 1) ? 0x00800000u : 0);
@@ -635,9 +668,7 @@ static void action(struct fz *f, uint8_t a, uint8_t arg)
 			  FZ_PEER_STAG | arg);
 		break;
 	case 4:
-		post_send(f, RDMAP_WR_LOCAL_INV, 0, 0, 0,
-			  (uint32_t)(FZ_STAG_BASE + arg % FZ_NREG) << 8 |
-				  (r->registered ? (r->mr->stag & 0xFF) : 0));
+		post_send(f, RDMAP_WR_LOCAL_INV, 0, 0, 0, r->stag);
 		break;
 	case 5:
 		if (r->registered) {
@@ -647,8 +678,11 @@ static void action(struct fz *f, uint8_t a, uint8_t arg)
 		}
 		break;
 	case 6:
-		if (r->registered && !r->mr->valid)
+		if (r->registered && !r->mr->valid) {
 			CHECK(ddp_mr_revalidate(&f->v->mem, r->mr) == 0);
+			r->stag = r->mr->stag;
+			r->key++;
+		}
 		break;
 	case 7:
 		rdmap_qp_close(&f->v->qp);
@@ -834,9 +868,6 @@ static struct fz *fz_build(uint8_t cfg)
 	CHECK(f->p.mpa.ini.c.crc_on == f->crc);
 	f->v = (cfg & 2) ? &f->p.a : &f->p.b;
 	f->vc = (cfg & 2) ? &f->p.mpa.ini.c : &f->p.mpa.rsp.c;
-	/* deterministic STags: index FZ_STAG_BASE + slot, key 0 */
-	f->v->mem.base = FZ_STAG_BASE;
-	memset(f->v->mem.keys, 0, f->v->mem.nslots);
 	CHECK(regions_init(f) == 0);
 
 	step_begin(f, open);

@@ -20,10 +20,11 @@ usage: tests/fuzz/make_rdmap_seeds.py [--out tests/fuzz/corpus] [capture.pcap ..
                         octets: the DDP headers and Terminate headers above
                         and those of the captures.
 
-The formats and the harness's regions (STag (0x10 + i) << 8, TOs relative to
-the region) are documented at the top of the two fuzz targets.  The pcap
-reader and the MPA stream reassembly are those of make_seeds.py.  Python 3
-standard library only.
+The formats and the harness's regions (named by STag (0x10 + i) << 8 | key,
+the key 0 plus one per revalidation, which the harness maps onto the region's
+random STag; TOs relative to the region) are documented at the top of the two
+fuzz targets.  The pcap reader and the MPA stream reassembly are those of
+make_seeds.py.  Python 3 standard library only.
 """
 
 import argparse

@@ -597,6 +597,8 @@ static const int ok_none[] = {0};
 static const int ok_nomem[] = {ENOMEM, 0};
 /* pthread_create: EAGAIN; RAND_bytes failing: EIO */
 static const int ok_open[] = {ENOMEM, EAGAIN, EIO, 0};
+/* RAND_bytes failing (a new STag's random octets): EIO */
+static const int ok_reg[] = {ENOMEM, EIO, 0};
 /* a failed request, or its peer gone (uiw_accept on a dead request) */
 static const int ok_accept[] = {ENOMEM, EINVAL, 0};
 static const int ok_disconnect[] = {EINVAL, 0};
@@ -775,7 +777,7 @@ static int side_open(struct side *s, int channel)
 			     UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE |
 				     UIW_ACCESS_REMOTE_READ,
 			     &s->mr),
-		  ok_nomem);
+		  ok_reg);
 	if (srq) {
 		struct uiw_srq_init_attr sa = {.max_wr = 8, .max_sge = 1};
 
