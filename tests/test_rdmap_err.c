@@ -26,6 +26,9 @@
 #include "tests.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1903,6 +1906,275 @@ START_TEST(stag_rand_failure)
 }
 END_TEST
 
+/*
+ * STags are not predictable (RFC 5040 §8.1.1 #8, RFC 5042 §5.1.2).  10^5
+ * registrations in a table of 4096 slots, with churn: regions held and
+ * released, released ones often registered again at once, some invalidated
+ * and revalidated; the table in turn half full, near full, near empty.
+ * Every STag handed out (registration or revalidation) is recorded, and no
+ * STag seen lets one predict another better than chance:
+ *  (a) no difference between consecutive STags occurs more than SU_MULT
+ *      times (a counter-like allocator repeats one difference throughout),
+ *      so previous + commonest difference predicts at most SU_MULT STags;
+ *  (b) nor does previous + the difference seen last (the stride), overall,
+ *      nor, for a reused slot, its last STag + its own last stride;
+ *  (c) each of the 20 bits the table size does not fix (the key, bits 0-7,
+ *      and the index above the slot, bits 20-31: the index mod 4096 is the
+ *      slot) is 1 in half the STags, within SU_SIGMA sigma;
+ *  (d) when a slot is used again (re-registration or revalidation), its
+ *      new key never equals its old one (ddp_mem's guarantee), no key
+ *      difference (new - old mod 256) is more frequent than chance (1/255),
+ *      and its index is its old one at most at chance rate (1/4096), within
+ *      SU_SIGMA sigma;
+ *  (e) no STag is 0 or 1; a slot's old STag never finds the registration
+ *      that reuses the slot; at the end the live STags are distinct, each
+ *      finds its region, and every dead STag finds nothing unless it
+ *      equals a live one by chance (counted: at most SU_MULT).
+ * The churn comes from tu_seed(); the STags from ddp_mem's own generator,
+ * so a correct one fails by chance, with p < 10^-6 per run (the bounds are
+ * 6 sigma, SU_MULT far above the 2 seen at most in 300 runs).  Every failed
+ * criterion is reported in one message.
+ */
+#define SU_SLOTS  4096u
+#define SU_REGS	  100000u
+#define SU_EVENTS (2 * SU_REGS) /* registrations and revalidations */
+#define SU_MULT	  4
+#define SU_SIGMA  6
+
+struct su {
+	struct ddp_mem m;
+	struct ddp_pd pd;
+	struct ddp_mr *live[SU_SLOTS];
+	uint32_t nlive;
+	uint32_t last[SU_SLOTS];   /* the STag a slot had last (0: never used) */
+	uint32_t *seq, nseq;	   /* every STag handed out, in order */
+	uint32_t *dead, ndead;	   /* every STag deregistered or invalidated */
+	uint32_t stride[SU_SLOTS]; /* its last STag - the one before (0: none yet) */
+	uint32_t nreg, nreuse, key_same, index_same, stale_hits, stride_hits;
+	uint32_t calls_failed; /* ddp_mem calls that did not return 0 */
+	uint32_t keyd[256];    /* new key - old key of a reused slot */
+};
+
+static int su_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The most frequent value of @v[0..@n) (sorted in place) and its count. */
+static uint32_t su_mode(uint32_t *v, size_t n, uint32_t *value)
+{
+	uint32_t best = 0;
+
+	qsort(v, n, sizeof(*v), su_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && v[j] == v[i]; j++)
+			;
+		if (j - i > best) {
+			best = (uint32_t)(j - i);
+			*value = v[i];
+		}
+	}
+	return best;
+}
+
+/* @mr was just handed out its STag. */
+static void su_record(struct su *t, struct ddp_mr *mr)
+{
+	uint32_t slot = (uint32_t)(mr - t->m.slots), st = mr->stag, old = t->last[slot];
+
+	t->seq[t->nseq++] = st;
+	if (old) {
+		t->nreuse++;
+		t->key_same += (st & 0xFF) == (old & 0xFF);
+		t->index_same += st >> 8 == old >> 8;
+		t->keyd[(uint8_t)(st - old)]++;
+		t->stale_hits += ddp_mr_lookup(&t->m, old) != NULL;
+		t->stride_hits += st - old == t->stride[slot];
+		t->stride[slot] = st - old;
+	}
+	t->last[slot] = st;
+}
+
+static void su_reg(struct su *t)
+{
+	static uint8_t buf[64];
+	struct ddp_mr *mr = NULL;
+
+	if (ddp_mr_reg(&t->m, &t->pd, buf, sizeof(buf), DDP_ACC_ALL, &mr)) {
+		t->calls_failed++;
+		return;
+	}
+	t->live[t->nlive++] = mr;
+	t->nreg++;
+	su_record(t, mr);
+}
+
+/* Append to @rep (of @cap) and count a failed criterion. */
+static void __attribute__((format(printf, 4, 5)))
+su_fail(char *rep, size_t cap, int *nfail, const char *fmt, ...)
+{
+	size_t len = strlen(rep);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep + len, cap - len, fmt, ap);
+	va_end(ap);
+	(*nfail)++;
+}
+
+START_TEST(stag_unpredictable)
+{
+	static const uint32_t fill[5] = {2048, 4092, 128, 3000, 1024};
+	struct su *t = calloc(1, sizeof(*t));
+	uint64_t rng = tu_seed() ^ 0x57A6;
+	uint32_t *d, *live, mode = 0, n, nreuse, hits = 0, chance = 0, bad_dead = 0;
+	char rep[2048] = "";
+	int nfail = 0;
+	double sd;
+
+	ck_assert_ptr_nonnull(t);
+	t->seq = malloc(SU_EVENTS * sizeof(uint32_t));
+	t->dead = malloc(SU_EVENTS * sizeof(uint32_t));
+	d = malloc(SU_EVENTS * sizeof(uint32_t));
+	live = malloc(SU_SLOTS * sizeof(uint32_t));
+	ck_assert(t->seq && t->dead && d && live);
+	ck_assert_int_eq(ddp_mem_init(&t->m, SU_SLOTS), 0);
+	ddp_pd_init(&t->m, &t->pd);
+
+	/* (no ck_assert in the loop: each one is a write to Check's pipe) */
+	while (t->nreg < SU_REGS && t->nseq < SU_EVENTS - 2 && !t->calls_failed) {
+		uint32_t target = fill[t->nreg / 10000 % 5];
+		uint64_t x = tu_rand(&rng);
+		uint32_t i;
+		struct ddp_mr *mr;
+
+		if (t->nlive < target && (t->nlive == 0 || (x & 3))) {
+			su_reg(t);
+			continue;
+		}
+		if (!t->nlive)
+			continue;
+		i = (uint32_t)((x >> 8) % t->nlive);
+		mr = t->live[i];
+		t->dead[t->ndead++] = mr->stag;
+		if ((x >> 40) % 8 < 2) { /* invalidate and revalidate */
+			if (ddp_stag_invalidate(&t->m, mr->stag, &t->pd) ||
+			    ddp_mr_revalidate(&t->m, mr))
+				t->calls_failed++;
+			else
+				su_record(t, mr);
+			continue;
+		}
+		ddp_mr_dereg(&t->m, mr);
+		t->live[i] = t->live[--t->nlive];
+		if ((x >> 4) & 1) /* registered again at once */
+			su_reg(t);
+	}
+	n = t->nseq;
+	nreuse = t->nreuse;
+	if (t->calls_failed || t->nreg < SU_REGS)
+		su_fail(rep, sizeof(rep), &nfail,
+			"%u registrations (of %u), a registration, invalidation or "
+			"revalidation failed: %u\n",
+			t->nreg, SU_REGS, t->calls_failed);
+
+	/* (e) never 0 or 1; a stale STag never found the slot's next region */
+	for (uint32_t i = 0; i < n; i++)
+		if (t->seq[i] <= 1)
+			su_fail(rep, sizeof(rep), &nfail, "(e) STag %u handed out\n", t->seq[i]);
+	if (t->stale_hits)
+		su_fail(rep, sizeof(rep), &nfail,
+			"(e) %u stale STags found the region that reused their slot\n",
+			t->stale_hits);
+	/* (c) the bits the table size does not fix: within SU_SIGMA sigma of n/2 */
+	sd = sqrt(n / 4.0);
+	for (int b = 0; b < 32; b++) {
+		uint32_t ones = 0;
+
+		if (b >= 8 && b < 20) /* the slot: index mod 4096 */
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			ones += t->seq[i] >> b & 1;
+		if (fabs(ones - n / 2.0) > SU_SIGMA * sd)
+			su_fail(rep, sizeof(rep), &nfail, "(c) bit %d is 1 in %u of %u STags\n", b,
+				ones, n);
+	}
+	/* (a) differences between consecutive STags */
+	for (uint32_t i = 1; i < n; i++)
+		d[i - 1] = t->seq[i] - t->seq[i - 1];
+	if ((hits = su_mode(d, n - 1, &mode)) > SU_MULT)
+		su_fail(rep, sizeof(rep), &nfail,
+			"(a) consecutive STags differ by %#x %u times in %u\n", mode, hits, n - 1);
+	/* (b) the stride seen last, overall and per slot */
+	hits = 0;
+	for (uint32_t i = 2; i < n; i++)
+		hits += t->seq[i] - t->seq[i - 1] == t->seq[i - 1] - t->seq[i - 2];
+	if (hits > SU_MULT)
+		su_fail(rep, sizeof(rep), &nfail,
+			"(b) previous + last difference predicted %u of %u STags\n", hits, n - 2);
+	if (t->stride_hits > SU_MULT)
+		su_fail(rep, sizeof(rep), &nfail,
+			"(b) a slot's last STag + its last difference predicted its next %u "
+			"times\n",
+			t->stride_hits);
+	/* (d) a reused slot's key and index, against chance */
+	{
+		double e_idx = t->nreuse / (double)SU_SLOTS, e_kd = t->nreuse / 255.0;
+		uint32_t kd_max = 0, kd_at = 0;
+
+		if (t->key_same)
+			su_fail(rep, sizeof(rep), &nfail,
+				"(d) a reused slot kept its key %u times in %u\n", t->key_same,
+				t->nreuse);
+		if (t->index_same > e_idx + SU_SIGMA * sqrt(e_idx) + 1)
+			su_fail(rep, sizeof(rep), &nfail,
+				"(d) a reused slot kept its index %u times in %u (chance %.0f)\n",
+				t->index_same, t->nreuse, e_idx);
+		for (int k = 1; k < 256; k++)
+			if (t->keyd[k] > kd_max) {
+				kd_max = t->keyd[k];
+				kd_at = (uint32_t)k;
+			}
+		if (kd_max > e_kd + SU_SIGMA * sqrt(e_kd))
+			su_fail(rep, sizeof(rep), &nfail,
+				"(d) a reused slot's key grew by %u %u times in %u (chance %.0f)\n",
+				kd_at, kd_max, t->nreuse, e_kd);
+	}
+	/* (e) the live STags: distinct, each finds its region; the dead ones
+	 * find nothing but by an equality with a live one */
+	for (uint32_t i = 0; i < t->nlive; i++) {
+		live[i] = t->live[i]->stag;
+		if (ddp_mr_lookup(&t->m, live[i]) != t->live[i])
+			su_fail(rep, sizeof(rep), &nfail, "(e) live STag %#x not found\n", live[i]);
+	}
+	if (t->nlive && su_mode(live, t->nlive, &mode) > 1)
+		su_fail(rep, sizeof(rep), &nfail, "(e) live STag %#x twice\n", mode);
+	for (uint32_t i = 0; i < t->ndead; i++) {
+		if (bsearch(&t->dead[i], live, t->nlive, sizeof(*live), su_cmp))
+			chance++;
+		else if (ddp_mr_lookup(&t->m, t->dead[i]))
+			bad_dead++;
+	}
+	if (bad_dead || chance > SU_MULT)
+		su_fail(rep, sizeof(rep), &nfail,
+			"(e) of %u dead STags, %u are found, %u equal a live one\n", t->ndead,
+			bad_dead, chance);
+
+	for (uint32_t i = 0; i < t->nlive; i++)
+		ddp_mr_dereg(&t->m, t->live[i]);
+	ddp_mem_destroy(&t->m);
+	free(live);
+	free(d);
+	free(t->dead);
+	free(t->seq);
+	free(t);
+	ck_assert_msg(!nfail, "STags are predictable (%u STags, %u slot reuses):\n%s", n, nreuse,
+		      rep);
+}
+END_TEST
+
 Suite *rdmap_err_suite(void)
 {
 	Suite *s = suite_create("rdmap_err");
@@ -1930,6 +2202,7 @@ Suite *rdmap_err_suite(void)
 	tcase_add_test(unit, stag_never_0_or_1);
 	tcase_add_test(unit, stag_hygiene);
 	tcase_add_test(unit, stag_rand_failure);
+	tcase_add_test(unit, stag_unpredictable);
 	suite_add_tcase(s, unit);
 	return s;
 }
