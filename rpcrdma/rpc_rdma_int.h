@@ -51,7 +51,9 @@ int rr_cm_pd(const struct rr_opts *o, uint8_t *buf);
 
 /* post RDMA Reads or Writes moving @len octets between local @laddr (MR
  * @lkey) and the remote segments @segs (n), signaling only the last with
- * @wrid; returns the number of WRs posted or -errno */
+ * @wrid; returns the number of WRs posted or -errno.  Empty segments get
+ * no WR: with @len 0 nothing is posted, 0 is returned and no completion
+ * will come (the caller must not wait for one) */
 int rr_post_rdma(struct uiw_qp *qp, int write, uint8_t *laddr, uint32_t lkey, uint64_t len,
 		 const struct rpcrdma_seg *segs, uint32_t n, uint64_t wrid);
 

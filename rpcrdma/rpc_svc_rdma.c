@@ -382,7 +382,21 @@ static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t
 
 /* the unreduced call of @r: pull its Read chunks into place (at dispatch
  * time, so that one buffer per connection serves every call); 0 or -1
- * (answered with ERR_CHUNK, or the connection is broken) */
+ * (answered with ERR_CHUNK, or the connection is broken).
+ *
+ * Zero-length chunks and segments, as RFC 8166 has them (read from the
+ * RFC's text): §3.4.3 names a segment of Length 0 an "empty segment", a
+ * legal segment; §3.4.4 makes a chunk's length the sum of its segments';
+ * §3.4.5 reinserts a Read chunk's octets at its Position.  So an empty
+ * segment moves nothing and gets no RDMA Read (rr_post_rdma() skips it),
+ * and a Read chunk whose segments are all empty reinserts zero octets:
+ * when nothing was posted nothing is waited for (the wait for a
+ * completion that could not come held the server for its whole bound).
+ * Whether zero octets suit the arguments is the ULP's to say (GARBAGE_ARGS,
+ * §4.5.2).  A Position-Zero Read chunk of length 0 leaves an RDMA_NOMSG
+ * call without any Payload stream, not even the XID (§3.2), the case
+ * §4.5.2 lists as an XDR error (nowhere to hold the Payload stream):
+ * ERR_CHUNK. */
 static int assemble(struct rr_svc *sv, struct sreq *r)
 {
 	struct sconn *cn = r->cn;
@@ -402,7 +416,9 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 			struct rpcrdma_seg s0[RR_MAX_READ_SEGS];
 			uint32_t n0 = 0;
 
-			if (r->ci.pos0_len > sv->o.max_call ||
+			int posted;
+
+			if (!r->ci.pos0_len || r->ci.pos0_len > sv->o.max_call ||
 			    grow(&cn->p0, &cn->p0cap, &cn->p0_mr, sv->pd, r->ci.pos0_len + 4,
 				 UIW_ACCESS_LOCAL_WRITE))
 				goto err_chunk;
@@ -410,9 +426,9 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 				if (r->h.read[i].position == 0)
 					s0[n0++] = r->h.read[i].seg;
 			cn->reads_done = 0;
-			if (rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
-					 SV_WRID(cn, RR_WR_READ, 0)) < 0 ||
-			    wait_wr(sv, cn, &cn->reads_done))
+			posted = rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
+					      SV_WRID(cn, RR_WR_READ, 0));
+			if (posted < 0 || (posted > 0 && wait_wr(sv, cn, &cn->reads_done)))
 				goto broken;
 			red = cn->p0;
 			redlen = r->ci.pos0_len;
@@ -437,6 +453,7 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 				uint32_t pos = r->h.read[k].position, n = 0;
 				struct rpcrdma_seg sg[RR_MAX_READ_SEGS];
 				uint64_t clen = 0, before;
+				int posted;
 
 				if (pos == 0) { /* the Long call's own chunk */
 					k++;
@@ -454,9 +471,9 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 				o += before;
 				ri += before;
 				cn->reads_done = 0;
-				if (rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
-						 SV_WRID(cn, RR_WR_READ, 0)) < 0 ||
-				    wait_wr(sv, cn, &cn->reads_done))
+				posted = rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
+						      SV_WRID(cn, RR_WR_READ, 0));
+				if (posted < 0 || (posted > 0 && wait_wr(sv, cn, &cn->reads_done)))
 					goto broken;
 				sv->info.read_chunk_octets += clen;
 				o += clen;

@@ -36,6 +36,18 @@
  *	of the 62 connections that stayed must be answered within SECS
  *	(default 30): exit 0, else 1.
  *
+ *   rpc_raw -m zread -p PORT
+ *	zero-length Read chunks (RFC 8166 §3.4.3: an "empty segment" has
+ *	length 0): a PUT whose data chunk is one empty segment (and the
+ *	length word 0) -> accepted, 0 octets; a PUT of 8 octets whose chunk
+ *	is an empty segment then an 8-octet one -> the 8 octets arrive; a
+ *	PUT of 8 octets whose chunk is only an empty segment -> GARBAGE_ARGS
+ *	(§4.5.2); an RDMA_NOMSG whose Position-Zero Read chunk is one empty
+ *	segment -> RDMA_ERROR ERR_CHUNK.  Each answer must come within 1 s
+ *	(a server that waits for a Read it never posted answers after its
+ *	wait bound, 10 s by default, or never).  Prints "rpc_raw: zread:
+ *	sent" once the first call has left.  Exit 0 all as expected.
+ *
  *   rpc_raw -m conns -p PORT
  *	the server's connection limit (64): 65 connections at once against a
  *	server nobody else uses; prints "rpc_raw: conns: E established, R
@@ -51,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "examples/bulk_common.h"
 #include "rpcrdma.h"
 #include "uiw_verbs.h"
 
@@ -543,6 +556,191 @@ static int stall(uint32_t size, int secs, const char *file, int nerr)
 	return 0;
 }
 
+/* ---- -m zread --------------------------------------------------------- */
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+/* an RDMA_MSG (or, @nomsg, RDMA_NOMSG) call at @m with the Read list
+ * @rd (@nrd segments: position, handle, length, offset) and no Write list
+ * or Reply chunk; then, unless @nomsg, the RPC call header of BULK
+ * procedure @proc.  Returns its length */
+static size_t zr_call(uint8_t *m, uint32_t xid, int nomsg, uint32_t proc, const uint32_t (*rd)[4], int nrd,
+		      uint64_t addr)
+{
+	size_t o = 0;
+
+	put32(m + o, xid), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, 128), o += 4;
+	put32(m + o, nomsg ? RPCRDMA_NOMSG : RPCRDMA_MSG), o += 4;
+	for (int i = 0; i < nrd; i++) {
+		put32(m + o, 1), o += 4;
+		put32(m + o, rd[i][0]), o += 4; /* position */
+		put32(m + o, rd[i][1]), o += 4; /* handle */
+		put32(m + o, rd[i][2]), o += 4; /* length */
+		put32(m + o, (uint32_t)(addr >> 32)), o += 4;
+		put32(m + o, (uint32_t)addr + rd[i][3]), o += 4;
+	}
+	put32(m + o, 0), o += 4; /* end of the Read list */
+	put32(m + o, 0), o += 4; /* no Write list */
+	put32(m + o, 0), o += 4; /* no Reply chunk */
+	if (nomsg)
+		return o;
+	put32(m + o, xid), o += 4;
+	put32(m + o, 0), o += 4; /* CALL */
+	put32(m + o, 2), o += 4;
+	put32(m + o, PROG), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, proc), o += 4;
+	memset(m + o, 0, 16); /* AUTH_NONE cred and verf */
+	return o + 16;
+}
+
+/* the answer to @xid within 12 s: its slot and length; *ms how long it
+ * took; -1 if none came */
+static int zr_answer(uint32_t xid, uint32_t *len, int64_t *ms)
+{
+	int64_t t0 = now_ms();
+	struct uiw_wc wc;
+
+	for (;;) {
+		int n = uiw_poll_cq(cq, 1, &wc);
+
+		*ms = now_ms() - t0;
+		if (n == 1 && wc.status) {
+			printf("rpc_raw: zread: the connection failed after %lld ms (status %d)\n",
+			       (long long)*ms, wc.status);
+			return -1;
+		}
+		if (n == 1 && wc.opcode == UIW_WC_RECV) {
+			int slot = (int)(wc.wr_id - 100);
+
+			*len = wc.byte_len;
+			if (*len >= 4 && get32(buf + (size_t)slot * RXSZ) == xid)
+				return slot;
+			post_rx((unsigned)slot); /* not ours */
+			continue;
+		}
+		if (n == 1)
+			continue;
+		if (*ms > 12000)
+			return -1;
+		uiw_progress(ctx, 5);
+	}
+}
+
+/* the RPC reply of an RDMA_MSG answer: accept_stat, and the PUT results */
+static int zr_put_reply(int slot, uint32_t len, uint32_t xid, uint32_t *acc, uint32_t res[3])
+{
+	const uint8_t *p = buf + (size_t)slot * RXSZ;
+	struct rpcrdma_dec_cfg cfg = { 0 };
+	struct rpcrdma_hdr h;
+	ssize_t hl = rpcrdma_hdr_decode(p, len, &cfg, &h, NULL);
+
+	if (hl < 0 || h.proc != RPCRDMA_MSG || len < (uint32_t)hl + 24)
+		return -1;
+	p += hl;
+	len -= (uint32_t)hl;
+	/* xid, REPLY, MSG_ACCEPTED, verifier (AUTH_NONE, 0), accept_stat */
+	if (get32(p) != xid || get32(p + 4) != 1 || get32(p + 8) != 0 || get32(p + 16) != 0)
+		return -1;
+	*acc = get32(p + 20);
+	for (int i = 0; i < 3; i++)
+		res[i] = len >= 24 + 4 * (uint32_t)i + 4 ? get32(p + 24 + 4 * i) : 0;
+	return 0;
+}
+
+static int zread(void)
+{
+	/* the PUT arguments start after the 40-octet RPC call header: seed
+	 * at 40, the data's length at 44, its octets at position 48 */
+	enum { POS = 48, SEED = 0x5eed0001 };
+	static uint8_t *src; /* static: reachable at exit (LeakSanitizer) */
+	struct uiw_mr *smr;
+	uint8_t m[256];
+	uint32_t rl, acc, res[3];
+	int64_t ms;
+	size_t n;
+	int slot;
+
+	src = aligned_alloc(4096, 4096);
+	if (!src || uiw_reg_mr(pd, src, 4096, UIW_ACCESS_REMOTE_READ, &smr))
+		return 1;
+	bulk_fill(SEED, src, 8);
+
+	/* PUT of 0 octets whose data chunk is one empty segment */
+	{
+		const uint32_t rd[1][4] = { { POS, smr->rkey, 0, 0 } };
+
+		n = zr_call(m, 0x4001, 0, 2, rd, 1, (uintptr_t)src);
+		put32(m + n, 0), n += 4; /* seed 0: no checking */
+		put32(m + n, 0), n += 4; /* 0 octets */
+		send_raw(m, n);
+		printf("rpc_raw: zread: sent\n");
+		fflush(stdout);
+		slot = zr_answer(0x4001, &rl, &ms);
+		check(slot >= 0 && ms < 1000 && !zr_put_reply(slot, rl, 0x4001, &acc, res) && acc == 0 &&
+			      res[1] == 0,
+		      "PUT with an empty Read chunk: answered, 0 octets");
+		printf("rpc_raw: zread: empty chunk %s after %lld ms\n", slot >= 0 ? "answered" : "NOT answered",
+		       (long long)ms);
+		if (slot >= 0)
+			post_rx((unsigned)slot);
+	}
+	/* PUT of 8 octets: an empty segment, then 8 octets */
+	{
+		const uint32_t rd[2][4] = { { POS, smr->rkey, 0, 0 }, { POS, smr->rkey, 8, 0 } };
+
+		n = zr_call(m, 0x4002, 0, 2, rd, 2, (uintptr_t)src);
+		put32(m + n, SEED), n += 4;
+		put32(m + n, 8), n += 4;
+		send_raw(m, n);
+		slot = zr_answer(0x4002, &rl, &ms);
+		check(slot >= 0 && ms < 1000 && !zr_put_reply(slot, rl, 0x4002, &acc, res) && acc == 0 &&
+			      res[0] == bulk_sum(src, 8) && res[1] == 8 && res[2] == 1,
+		      "PUT with an empty segment before an 8-octet one: the 8 octets arrived");
+		if (slot >= 0)
+			post_rx((unsigned)slot);
+	}
+	/* PUT of 8 octets whose chunk is only an empty segment: the call
+	 * lacks its data, the arguments do not decode (§4.5.2) */
+	{
+		const uint32_t rd[1][4] = { { POS, smr->rkey, 0, 0 } };
+
+		n = zr_call(m, 0x4003, 0, 2, rd, 1, (uintptr_t)src);
+		put32(m + n, SEED), n += 4;
+		put32(m + n, 8), n += 4;
+		send_raw(m, n);
+		slot = zr_answer(0x4003, &rl, &ms);
+		check(slot >= 0 && ms < 1000 && !zr_put_reply(slot, rl, 0x4003, &acc, res) && acc == 4 /* GARBAGE_ARGS, RFC 5531 */,
+		      "PUT of 8 octets with an empty chunk: GARBAGE_ARGS");
+		if (slot >= 0)
+			post_rx((unsigned)slot);
+	}
+	/* RDMA_NOMSG whose Position-Zero Read chunk is empty: no Payload
+	 * stream at all */
+	{
+		const uint32_t rd[1][4] = { { 0, smr->rkey, 0, 0 } };
+
+		n = zr_call(m, 0x4004, 1, 0, rd, 1, (uintptr_t)src);
+		send_raw(m, n);
+		slot = zr_answer(0x4004, &rl, &ms);
+		check(slot >= 0 && ms < 1000 && rl >= 20 && get32(buf + (size_t)slot * RXSZ + 12) == RPCRDMA_ERROR &&
+			      get32(buf + (size_t)slot * RXSZ + 16) == RPCRDMA_ERR_CHUNK,
+		      "RDMA_NOMSG with an empty Position-Zero Read chunk: ERR_CHUNK");
+		if (slot >= 0)
+			post_rx((unsigned)slot);
+	}
+	printf("rpc_raw: zread: %d failures\n", fails);
+	return fails ? 1 : 0;
+}
+
 /* ---- -m conns ---------------------------------------------------------- */
 
 static int conns(const char *addr, int port)
@@ -644,7 +842,7 @@ int main(int argc, char **argv)
 		else if (c == 'e')
 			nerr = atoi(optarg);
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood|conns] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -689,6 +887,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "stall"))
 		return stall(size, secs, file, nerr);
+	if (!strcmp(mode, "zread"))
+		return zread();
 
 	/* xid, vers, credits, proc, then three empty lists: 28 octets */
 	memset(m, 0, sizeof(m));

@@ -16,7 +16,9 @@
 #                               against a server granting 4 credits
 # and checks that RDMA and TCP give the same results, that the chunk
 # counters of --info moved what they should, and that a call larger than the
-# client's reply buffer fails cleanly; then, against a server of its own,
+# client's reply buffer fails cleanly, that zero-length Read chunks are
+# answered at once (and nobody else waits meanwhile); then, against a
+# server of its own,
 # peers that misbehave at the transport level (tests/progs/rpc_raw.c): one
 # that stops reading TCP (bounded, sleeping waits), dispatch-ring churn with
 # 8192 queued calls, error replies that cannot leave.  Exit 0 pass, 1 fail.  Every process
@@ -230,6 +232,33 @@ if timeout "$T" "$RAW" -p "$RP" >"$TMP/raw.log" 2>&1; then
 	pass "rpc_raw: $(grep -c ': ok:' "$TMP/raw.log") hostile-header checks"
 else
 	fail "rpc_raw: $(grep -v ': ok:' "$TMP/raw.log" | tr '\n' ' ')"
+fi
+
+# zero-length Read chunks (empty segments, RFC 8166 §3.4.3): nothing to
+# pull, so nothing to wait for.  The server posted no Read for them and
+# waited its whole bound (10 s) for a completion that could not come,
+# serving nobody: each call must be answered at once, and another client's
+# NULL call, made while the first is in, too.
+"$RAW" -m zread -p "$RP" >"$TMP/zread.log" 2>&1 &
+ZP=$!
+PIDS="$PIDS $ZP"
+if ! wait_for "$TMP/zread.log" 's/^rpc_raw: zread: \(sent\)$/\1/p' "$T" >/dev/null; then
+	fail "zread: rpc_raw did not send: $(cat "$TMP/zread.log")"
+fi
+if timeout 5 "$CLI" -q --rdma -p "$RP" -o null -n 1 127.0.0.1 >"$TMP/zread-null.log" 2>&1; then
+	us=$(sed -n 's/.* \([0-9]*\)\.[0-9] us\/call.*/\1/p' "$TMP/zread-null.log")
+	if [ -n "$us" ] && [ "$us" -lt 1000000 ]; then
+		pass "a call with an empty Read chunk in: another client's NULL call took $us us"
+	else
+		fail "zread: another client's NULL call: $(cat "$TMP/zread-null.log")"
+	fi
+else
+	fail "zread: another client's NULL call not answered within 5 s: $(tail -n 2 "$TMP/zread-null.log" | tr '\n' ' ')"
+fi
+if wait "$ZP"; then
+	pass "zero-length Read chunks: $(grep -c ': ok:' "$TMP/zread.log") checks, $(sed -n 's/^rpc_raw: zread: empty chunk \(.*\)$/\1/p' "$TMP/zread.log")"
+else
+	fail "zero-length Read chunks: $(grep -v ': ok:' "$TMP/zread.log" | tr '\n' ' ')"
 fi
 
 # a server of its own (128 credits, waits bounded at $W ms by UIW_RPC_WAIT_MS)
