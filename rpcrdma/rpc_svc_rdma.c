@@ -28,6 +28,24 @@
  * svc_getreq_common() serves one call at a time: xp_recv() hands it the
  * next complete call, xp_getargs() decodes its arguments, xp_reply() sends
  * the reply; the receive is re-posted before the reply leaves.
+ *
+ * Memory that posted work requests read or write is fenced: it is not
+ * reused, deregistered or freed until the stack has reported the
+ * completion (success or flush) of every WR that references it.  Each
+ * chain of RDMA Reads or Writes signals only its last WR, whose id names
+ * the memory (WS_* below); completions of a send queue come in the order
+ * its WRs were posted, so that completion covers the whole chain.  A
+ * connection that fails is aborted (its QP moved to error: a graceful
+ * disconnect would keep sending from that memory for up to 10 s to a peer
+ * that stopped reading), a signaled zero-length marker Write is posted
+ * behind everything (its flush stands for the chains whose own signaled
+ * end was never posted or whose completion was lost), and its CM id is
+ * destroyed, which shuts its socket down and ends the I/O in flight; the
+ * rest goes once the marker is reported (reap()).  xp_reply() returns
+ * only once the service's result memory (the source of a Write chunk) is
+ * no longer referenced, since the service may reuse it as soon as
+ * svc_sendreply() returns; a reply buffer still referenced is retired,
+ * kept until its connection is freed, and the next reply gets a new one.
  */
 #include "rpc_rdma_int.h"
 
@@ -56,6 +74,22 @@ static int dbg_on = -1; /* UIW_RPC_DEBUG, read once */
 #define SV_SEND_WR (4 * RR_MAX_CHUNK_SEGS + NTX + 8)
 
 static __thread char svc_err[256];
+
+/* slots (in SV_WRID) of the chains of RDMA Reads/Writes: which memory
+ * their WRs reference */
+#define WS_PULL	  0 /* Reads of a call's Read chunks, into cbuf or p0 */
+#define WS_RESULT 1 /* Writes of a Write chunk, from the service's result memory */
+#define WS_RCHUNK 2 /* Writes of a Reply chunk, from a struct rbuf */
+#define WS_FENCE  3 /* the marker behind everything of a failed connection */
+
+/* a reply encode buffer, also the source of Reply chunk Writes */
+struct rbuf {
+	uint8_t *p;
+	size_t cap;
+	struct uiw_mr *mr;
+	int out;     /* Reply chunk Write chains from it not yet reported complete */
+	int retired; /* no longer the server's: freed once out is 0 */
+};
 
 struct sreq {
 	struct sconn *cn;
@@ -94,13 +128,17 @@ struct sconn {
 	size_t p0cap;
 	struct uiw_mr *p0_mr;
 	struct sreq *reqs; /* one per receive slot */
-	int reads_done, writes_done;
-	int failed;
+	/* chains posted whose completion (success or flush) is not reported
+	 * yet: their memory is not reused, deregistered or freed meanwhile */
+	int pull_out;	  /* WS_PULL: cbuf or p0 */
+	int result_out;	  /* WS_RESULT: the service's result memory */
+	struct rbuf *rb;  /* WS_RCHUNK: the reply buffer a chain reads, or a retired one */
+	int rb_chain;	  /* that chain is not reported complete yet */
+	int fence_out;	  /* WS_FENCE: the marker is posted, not yet reported */
+	int fence_retry;  /* the marker could not be posted yet */
+	int failed;	  /* aborted (conn_fail()): no more calls, its QP in error, id destroyed */
+	int64_t failed_ms; /* when (mono_ms()) */
 	uint32_t gen; /* generation of this slot's connection (SV_WRID) */
-	/* the reply buffer of a Send that never completed: the failed QP may
-	 * still read it, so it is freed with the connection */
-	uint8_t *orphan;
-	struct uiw_mr *orphan_mr;
 };
 
 struct rr_svc {
@@ -119,14 +157,12 @@ struct rr_svc {
 	struct sreq *q[QCAP];
 	unsigned qh, qt;
 	struct sreq *cur;
-	uint8_t *rbuf; /* the encoded reply */
-	size_t rcap;
-	struct uiw_mr *r_mr;
+	struct rbuf *rb; /* the reply encode buffer (NULL: none yet) */
 	struct rpc_rdma_info info;
 	int wait_ms; /* bound of one wait for a Read, Write or Send (opts) */
 	uint64_t queue_full; /* calls refused: dispatch ring full */
 	uint64_t cq_overflows;
-	int waiting; /* inside a bounded wait (wait_wr, tx_slot, a Long reply's Send) */
+	int waiting; /* inside a wait (wait_out, fence_wait, tx_slot, a Long reply's Send) */
 };
 
 /* ---- connections ------------------------------------------------------- */
@@ -146,6 +182,123 @@ static int post_rx(struct sconn *cn, unsigned slot)
 			   *bad;
 
 	return uiw_post_recv(cn->qp, &wr, &bad);
+}
+
+static void rb_free(struct rbuf *b)
+{
+	if (!b)
+		return;
+	if (b->mr)
+		uiw_dereg_mr(b->mr);
+	free(b->p);
+	free(b);
+}
+
+/* the Reply chunk chain of @cn is reported complete: the server's
+ * buffer may be reused.  A retired one (its connection failed) stays
+ * with the connection until conn_free(): a flush may be reported before
+ * the I/O in flight has ended, and holding it until the connection is
+ * gone costs nothing */
+static void rb_release(struct sconn *cn)
+{
+	struct rbuf *b = cn->rb;
+
+	if (!b || !cn->rb_chain)
+		return;
+	cn->rb_chain = 0;
+	if (b->out)
+		b->out--;
+	if (!b->retired || !cn->failed) {
+		cn->rb = NULL;
+		if (b->retired && !b->out)
+			rb_free(b);
+	}
+}
+
+/* the reply buffer of at least @need octets: the server's, or a new one
+ * (the old one is freed, or retired while a chain still reads it) */
+static struct rbuf *rb_get(struct rr_svc *sv, size_t need)
+{
+	struct rbuf *b = sv->rb;
+
+	if (b && b->cap >= need && !b->out)
+		return b;
+	if (b) {
+		if (b->out)
+			b->retired = 1;
+		else
+			rb_free(b);
+	}
+	sv->rb = b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->cap = (need + 4095) & ~(size_t)4095;
+	b->p = aligned_alloc(4096, b->cap);
+	if (!b->p || uiw_reg_mr(sv->pd, b->p, b->cap, UIW_ACCESS_LOCAL_WRITE, &b->mr)) {
+		rb_free(b);
+		sv->rb = NULL;
+		return NULL;
+	}
+	return b;
+}
+
+/* the server's reply buffer, if a chain still reads it, is retired: it
+ * goes when the chain's completion is reported; the next reply gets a
+ * new one */
+static void rb_retire(struct rr_svc *sv)
+{
+	if (sv->rb && sv->rb->out) {
+		sv->rb->retired = 1;
+		sv->rb = NULL;
+	}
+}
+
+/* a signaled zero-length RDMA Write with the id of WS_FENCE: on a QP in
+ * error it completes at once, flushed, behind every WR posted before it */
+static int post_marker(struct sconn *cn)
+{
+	struct uiw_send_wr wr, *bad;
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = SV_WRID(cn, RR_WR_WRITE, WS_FENCE);
+	wr.opcode = UIW_WR_RDMA_WRITE;
+	wr.send_flags = UIW_SEND_SIGNALED;
+	rc = uiw_post_send(cn->qp, &wr, &bad);
+	cn->fence_out = rc == 0;
+	cn->fence_retry = rc != 0;
+	return rc;
+}
+
+static int64_t mono_ms(void);
+
+/* @cn failed: aborted, not closed gracefully (a graceful close keeps
+ * sending what is queued, from memory the server may reuse, for up to
+ * 10 s to a peer that stopped reading): its QP goes to error (every WR is
+ * flushed), the marker posted behind everything fences what no signaled
+ * completion will report, and its id is destroyed: its socket is shut
+ * down, which ends the send in flight, and closed (uiw_destroy_id()
+ * returns then).  No DISCONNECTED comes for it: reap() frees it */
+static void conn_fail(struct sconn *cn)
+{
+	struct uiw_qp_attr a;
+
+	if (!cn->used || cn->failed)
+		return;
+	cn->failed = 1;
+	cn->failed_ms = mono_ms();
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UIW_QPS_ERR;
+	if (cn->qp) {
+		uiw_modify_qp(cn->qp, &a, UIW_QP_STATE);
+		post_marker(cn);
+	}
+	if (cn->id) {
+		uiw_destroy_id(cn->id);
+		cn->id = NULL;
+	}
+	DBG("connection %u aborted (%lld ms)\n", (unsigned)(cn - cn->sv->conns),
+	    (long long)(mono_ms() - cn->failed_ms));
 }
 
 static void conn_free(struct sconn *cn)
@@ -168,7 +321,8 @@ static void conn_free(struct sconn *cn)
 	}
 	if (sv->cur && sv->cur->cn == cn)
 		sv->cur = NULL;
-	/* the id first: uiw_destroy_qp() refuses a QP its id still holds */
+	/* the id first: uiw_destroy_qp() refuses a QP its id still holds
+	 * (conn_fail() destroyed it already) */
 	if (cn->id)
 		uiw_destroy_id(cn->id);
 	if (cn->qp)
@@ -181,9 +335,12 @@ static void conn_free(struct sconn *cn)
 		uiw_dereg_mr(cn->c_mr);
 	if (cn->p0_mr)
 		uiw_dereg_mr(cn->p0_mr);
-	if (cn->orphan_mr)
-		uiw_dereg_mr(cn->orphan_mr);
-	free(cn->orphan);
+	/* its connection is closed (DISCONNECTED, its id destroyed): every
+	 * WR was flushed and reported, a completion not taken yet included */
+	rb_release(cn);
+	if (cn->rb && cn->rb->retired)
+		rb_free(cn->rb);
+	cn->rb = NULL;
 	free(cn->rx);
 	free(cn->tx);
 	free(cn->cbuf);
@@ -305,10 +462,7 @@ static void queue_req(struct rr_svc *sv, struct sreq *r)
 		 * fail this connection instead (its requester reconnects) */
 		sv->queue_full++;
 		DBG("dispatch ring full (%u): connection failed\n", QCAP);
-		if (!r->cn->failed) {
-			r->cn->failed = 1;
-			uiw_disconnect(r->cn->id);
-		}
+		conn_fail(r->cn);
 		return;
 	}
 	sv->q[sv->qt++ % QCAP] = r;
@@ -335,8 +489,7 @@ static int grow(uint8_t **buf, size_t *cap, struct uiw_mr **mr, struct uiw_pd *p
 	return uiw_reg_mr(pd, n, *cap, acc, mr);
 }
 
-static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag);
-static int wait_wr_(struct rr_svc *sv, struct sconn *cn, int *flag);
+static int wait_out(struct rr_svc *sv, struct sconn *cn, int *out);
 
 /* a call arrived in receive @slot of @cn (@len octets) */
 static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t len)
@@ -425,10 +578,12 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 			for (i = 0; i < r->h.nread; i++)
 				if (r->h.read[i].position == 0)
 					s0[n0++] = r->h.read[i].seg;
-			cn->reads_done = 0;
+			cn->pull_out = 1;
 			posted = rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
-					      SV_WRID(cn, RR_WR_READ, 0));
-			if (posted < 0 || (posted > 0 && wait_wr(sv, cn, &cn->reads_done)))
+					      SV_WRID(cn, RR_WR_READ, WS_PULL));
+			if (!posted)
+				cn->pull_out = 0;
+			if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->pull_out)))
 				goto broken;
 			red = cn->p0;
 			redlen = r->ci.pos0_len;
@@ -470,10 +625,12 @@ static int assemble(struct rr_svc *sv, struct sreq *r)
 				memcpy(cn->cbuf + o, red + ri, before);
 				o += before;
 				ri += before;
-				cn->reads_done = 0;
+				cn->pull_out = 1;
 				posted = rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
-						      SV_WRID(cn, RR_WR_READ, 0));
-				if (posted < 0 || (posted > 0 && wait_wr(sv, cn, &cn->reads_done)))
+						      SV_WRID(cn, RR_WR_READ, WS_PULL));
+				if (!posted)
+					cn->pull_out = 0;
+				if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->pull_out)))
 					goto broken;
 				sv->info.read_chunk_octets += clen;
 				o += clen;
@@ -498,8 +655,9 @@ err_chunk: {
 	return -1;
 }
 broken:
-	cn->failed = 1;
-	uiw_disconnect(cn->id);
+	/* the pull buffers are this connection's: no later call of it is
+	 * assembled, and they go with it (conn_free()) */
+	conn_fail(cn);
 	return -1;
 }
 
@@ -514,25 +672,23 @@ static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 	cn = &sv->conns[ci];
 	if (!cn->used || cn->gen != (uint32_t)(wc->wr_id >> 32))
 		return; /* a connection freed since: its flushes are not ours */
-	if (wc->status != UIW_WC_SUCCESS) {
-		DBG("completion %llx status %d opcode %d term %d/%d/%d\n", (unsigned long long)wc->wr_id,
-		    wc->status, wc->opcode, wc->term_layer, wc->term_etype, wc->term_ecode);
-		if (!cn->failed) {
-			cn->failed = 1;
-			uiw_disconnect(cn->id);
-		}
-		return;
-	}
-	DBG("completion conn %u kind %u slot %u len %u\n", ci, RR_WR_KIND(wc->wr_id), slot, wc->byte_len);
+	/* reported, success or flush: the WR's memory is free of it */
 	switch (RR_WR_KIND(wc->wr_id)) {
-	case RR_WR_RECV:
-		on_call(sv, cn, slot, wc->byte_len);
-		break;
 	case RR_WR_READ:
-		cn->reads_done = 1;
-		break;
 	case RR_WR_WRITE:
-		cn->writes_done = 1;
+		if (slot == WS_PULL && cn->pull_out)
+			cn->pull_out--;
+		else if (slot == WS_RESULT && cn->result_out)
+			cn->result_out--;
+		else if (slot == WS_RCHUNK)
+			rb_release(cn);
+		else if (slot == WS_FENCE && cn->fence_out) {
+			/* everything posted before it is reported too */
+			cn->fence_out = 0;
+			cn->pull_out = 0;
+			cn->result_out = 0;
+			rb_release(cn);
+		}
 		break;
 	case RR_WR_SEND:
 		if (slot < NTX)
@@ -541,6 +697,15 @@ static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 	default:
 		break;
 	}
+	if (wc->status != UIW_WC_SUCCESS) {
+		DBG("completion %llx status %d opcode %d term %d/%d/%d\n", (unsigned long long)wc->wr_id,
+		    wc->status, wc->opcode, wc->term_layer, wc->term_etype, wc->term_ecode);
+		conn_fail(cn);
+		return;
+	}
+	DBG("completion conn %u kind %u slot %u len %u\n", ci, RR_WR_KIND(wc->wr_id), slot, wc->byte_len);
+	if (RR_WR_KIND(wc->wr_id) == RR_WR_RECV)
+		on_call(sv, cn, slot, wc->byte_len);
 }
 
 /* the CQ overflowed: completions were lost (a receive: a credit gone; a
@@ -553,10 +718,10 @@ static void cq_lost(struct rr_svc *sv)
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct sconn *cn = &sv->conns[i];
 
-		if (cn->used && !cn->failed) {
-			cn->failed = 1;
-			uiw_disconnect(cn->id);
-		}
+		if (cn->used && !cn->failed)
+			conn_fail(&sv->conns[i]);
+		else if (cn->used && cn->fence_out)
+			cn->fence_retry = 1; /* its marker's completion may be lost too */
 	}
 }
 
@@ -598,25 +763,18 @@ static int64_t mono_us(void)
 
 #define SV_WAIT_MS 10000 /* default bound of a wait for a Write, Read or Send (wait_ms) */
 
-/* wait (bounded) until *flag, turning the engine and taking other
- * completions meanwhile; a call that arrives meanwhile is queued (its pull
- * may nest once) */
-static int wait_wr(struct rr_svc *sv, struct sconn *cn, int *flag)
-{
-	int rc;
-
-	sv->waiting++;
-	rc = wait_wr_(sv, cn, flag);
-	sv->waiting--;
-	return rc;
-}
-
-static int wait_wr_(struct rr_svc *sv, struct sconn *cn, int *flag)
+/* wait (bounded by wait_ms) until the chain counted in *@out is reported
+ * complete, turning the engine and taking other completions meanwhile (a
+ * call that arrives meanwhile is queued); -EIO when @cn failed or the
+ * bound ran out: the chain may still be outstanding */
+static int wait_out(struct rr_svc *sv, struct sconn *cn, int *out)
 {
 	struct uiw_wc wc;
 	int64_t end = 0;
+	int rc = 0;
 
-	while (!*flag) {
+	sv->waiting++;
+	while (*out) {
 		int n = uiw_poll_cq(sv->cq, 1, &wc);
 
 		if (n == 1) {
@@ -625,15 +783,53 @@ static int wait_wr_(struct rr_svc *sv, struct sconn *cn, int *flag)
 		}
 		if (n == -EOVERFLOW)
 			cq_lost(sv); /* fails @cn too */
-		if (cn->failed || !cn->used)
-			return -EIO;
+		if (cn->failed || !cn->used) {
+			rc = -EIO;
+			break;
+		}
 		if (!end)
 			end = mono_ms() + sv->wait_ms;
-		else if (mono_ms() > end)
-			return -EIO;
+		else if (mono_ms() > end) {
+			rc = -EIO;
+			break;
+		}
 		uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
 	}
-	return 0;
+	sv->waiting--;
+	return rc;
+}
+
+/* @cn failed (conn_fail()): wait, without a bound, until the chain counted
+ * in *@out is reported complete (its flush, or the marker's behind it).
+ * For the service's result memory: it is the service's again when
+ * xp_reply() returns, so this returns only once nothing references it.
+ * The stack reports the flushes of a QP moved to error once its I/O in
+ * flight has ended (at most 2 s, when the connection is reset) */
+static void fence_wait(struct rr_svc *sv, struct sconn *cn, int *out)
+{
+	int64_t t0 = mono_ms();
+	uint64_t ovf = sv->cq_overflows;
+	int said = 0;
+
+	sv->waiting++;
+	while (cn->used && *out) {
+		if (sv->cq_overflows != ovf) { /* the completion may be lost */
+			ovf = sv->cq_overflows;
+			cn->fence_retry = 1;
+		}
+		if (cn->fence_retry)
+			post_marker(cn);
+		if (poll_cq(sv))
+			continue;
+		if (!said && mono_ms() - t0 > sv->wait_ms) {
+			fprintf(stderr, "svc_rdma: %d ms after its connection was aborted, a reply's memory "
+					"is still referenced by a work request: waiting for its completion\n",
+				sv->wait_ms);
+			said = 1;
+		}
+		uiw_progress(sv->ctx, 1);
+	}
+	sv->waiting--;
 }
 
 static int tx_free(struct sconn *cn)
@@ -702,10 +898,7 @@ static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len)
 	}
 	if (t < 0) {
 		DBG("error reply not sent: connection failed\n");
-		if (cn->used && !cn->failed) {
-			cn->failed = 1;
-			uiw_disconnect(cn->id);
-		}
+		conn_fail(cn);
 		return -EIO;
 	}
 	uiw_progress(cn->sv->ctx, 0);
@@ -729,15 +922,34 @@ static void turn(struct rr_svc *sv)
 	uiw_progress(sv->ctx, 0);
 }
 
+/* connections that failed (conn_fail()) are freed once the marker behind
+ * their WRs is reported (or, should its completion be lost to a CQ
+ * overflow, 10 s later: their socket is closed, nothing is in flight) */
+static void reap(struct rr_svc *sv)
+{
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct sconn *cn = &sv->conns[i];
+
+		if (!cn->used || !cn->failed || cn->id)
+			continue;
+		if (cn->fence_retry)
+			post_marker(cn);
+		if ((!cn->fence_out && !cn->fence_retry) || mono_ms() - cn->failed_ms > 10000)
+			conn_free(cn);
+	}
+}
+
 static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
 {
 	struct rr_svc *sv = SV(x);
 	struct sreq *r = NULL;
 
-	if (sv->cur && !sv->cur->replied && sv->cur->cn)
+	if (sv->cur && !sv->cur->replied && sv->cur->cn && !sv->cur->cn->failed)
 		post_rx(sv->cur->cn, sv->cur->slot); /* a call that got no reply */
 	sv->cur = NULL;
 	turn(sv);
+	poll_cq(sv);
+	reap(sv);
 	for (;;) {
 		if (cm_events(sv))
 			uiw_progress(sv->ctx, 0); /* an accept: its MPA Reply leaves now */
@@ -799,21 +1011,6 @@ static bool_t x_freeargs(SVCXPRT *x, xdrproc_t xa, void *ap)
 	return xa(&fx, ap);
 }
 
-/* the failed QP of @cn may still read the reply buffer (its Reply chunk
- * Write or Send never completed): it goes with the connection, the next
- * reply gets a new one */
-static void orphan_rbuf(struct rr_svc *sv, struct sconn *cn)
-{
-	if (cn->orphan_mr)
-		uiw_dereg_mr(cn->orphan_mr);
-	free(cn->orphan);
-	cn->orphan = sv->rbuf;
-	cn->orphan_mr = sv->r_mr;
-	sv->rbuf = NULL;
-	sv->r_mr = NULL;
-	sv->rcap = 0;
-}
-
 static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 {
 	struct rr_svc *sv = SV(x);
@@ -827,7 +1024,8 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	ssize_t hl;
 	int t, form, divert;
 	uint32_t inv = 0;
-	int fl = 0, wrote = 0; /* wrote: the Reply chunk Write reads sv->rbuf */
+	int fl = 0;
+	struct rbuf *rb;
 
 	if (!r || !r->cn || !r->cn->used)
 		return FALSE;
@@ -837,16 +1035,17 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	msg->rm_xid = r->rpc_xid; /* as svc_vc_reply(): svc_sendreply() leaves it to us */
 	sv->cur = NULL;
 	need = xdr_sizeof((xdrproc_t)xdr_replymsg, msg) + 64;
-	if (grow(&sv->rbuf, &sv->rcap, &sv->r_mr, sv->pd, need, UIW_ACCESS_LOCAL_WRITE))
+	rb = rb_get(sv, need);
+	if (!rb)
 		{ fl = __LINE__; goto fail; }
 	/* one DDP-eligible result into the first Write chunk, if offered */
 	divert = r->h.nwrite > 0 && r->h.write[0].nsegs > 0;
-	rpc_xdr_encode_init(&s, sv->rbuf, (u_int)sv->rcap, divert ? sv->o.ddp_threshold : 0, divert ? 1 : 0);
+	rpc_xdr_encode_init(&s, rb->p, (u_int)rb->cap, divert ? sv->o.ddp_threshold : 0, divert ? 1 : 0);
 	if (!xdr_replymsg(&s.x, msg))
 		{ fl = __LINE__; goto fail; }
 	if (s.nitems && s.items[0].len > rpcrdma_chunk_len(&r->h.write[0])) {
 		/* does not fit the chunk: inline after all */
-		rpc_xdr_encode_init(&s, sv->rbuf, (u_int)sv->rcap, 0, 0);
+		rpc_xdr_encode_init(&s, rb->p, (u_int)rb->cap, 0, 0);
 		if (!xdr_replymsg(&s.x, msg))
 			{ fl = __LINE__; goto fail; }
 	}
@@ -870,14 +1069,27 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 		if (s.nitems) {
 			/* the item's octets go straight from the result memory */
 			struct uiw_mr *mr;
+			int posted;
 
 			if (uiw_reg_mr(sv->pd, (void *)(uintptr_t)s.items[0].addr, s.items[0].len, 0, &mr))
 				{ fl = __LINE__; goto fail; }
-			cn->writes_done = 0;
-			if (rr_post_rdma(cn->qp, 1, (uint8_t *)(uintptr_t)s.items[0].addr, mr->lkey, s.items[0].len,
-					 w->segs, w->nsegs,
-					 SV_WRID(cn, RR_WR_WRITE, 0)) < 0 ||
-			    wait_wr(sv, cn, &cn->writes_done)) {
+			cn->result_out = 1;
+			posted = rr_post_rdma(cn->qp, 1, (uint8_t *)(uintptr_t)s.items[0].addr, mr->lkey,
+					      s.items[0].len, w->segs, w->nsegs, SV_WRID(cn, RR_WR_WRITE, WS_RESULT));
+			if (!posted)
+				cn->result_out = 0;
+			if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->result_out))) {
+				/* not written within wait_ms, or the connection
+				 * failed: the service reuses its result memory
+				 * once this returns, so the connection is aborted
+				 * and the memory kept (and registered) until the
+				 * Writes reading it are reported complete (a
+				 * graceful close kept sending from it for 10 s
+				 * while the service filled it with another
+				 * client's data) */
+				DBG("Write chunk not written: connection aborted, fencing the result memory\n");
+				conn_fail(cn);
+				fence_wait(sv, cn, &cn->result_out);
 				uiw_dereg_mr(mr);
 				{ fl = __LINE__; goto fail; }
 			}
@@ -903,9 +1115,13 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			rsegs[i].length = (uint32_t)(left < rc->segs[i].length ? left : rc->segs[i].length);
 			left -= rsegs[i].length;
 		}
-		wrote = 1; /* even when only some of its WRs were posted */
-		if (rr_post_rdma(cn->qp, 1, sv->rbuf, sv->r_mr->lkey, s.pos, rc->segs, rc->nsegs,
-				 SV_WRID(cn, RR_WR_WRITE, 0)) < 0)
+		/* counted even when only some of its WRs get posted: then the
+		 * marker of conn_fail() reports for them */
+		rb->out++;
+		cn->rb = rb;
+		cn->rb_chain = 1;
+		if (rr_post_rdma(cn->qp, 1, rb->p, rb->mr->lkey, s.pos, rc->segs, rc->nsegs,
+				 SV_WRID(cn, RR_WR_WRITE, WS_RCHUNK)) < 0)
 			{ fl = __LINE__; goto fail; }
 		sv->info.reply_chunk_octets += s.pos;
 		h.proc = RPCRDMA_NOMSG;
@@ -932,7 +1148,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	if (h.proc == RPCRDMA_MSG) {
 		if ((size_t)hl + s.pos > cn->txsz)
 			{ fl = __LINE__; goto fail; }
-		memcpy(cn->tx + (size_t)t * cn->txsz + hl, sv->rbuf, s.pos);
+		memcpy(cn->tx + (size_t)t * cn->txsz + hl, rb->p, s.pos);
 		hl += s.pos;
 	}
 	/* the receive goes back before the reply can release a new call */
@@ -945,9 +1161,11 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	DBG("reply sent: %zd octets, proc %u, inv %08x\n", hl, h.proc, inv);
 	sv->info.replies++;
 	if (h.proc == RPCRDMA_NOMSG) {
-		/* the reply buffer is reused by the next reply: wait for the
-		 * Send, bounded and asleep (a peer that stops reading TCP never
-		 * lets it complete) */
+		/* wait for the Send (its completion reports the Reply chunk
+		 * Writes before it too), bounded and asleep: a peer that stops
+		 * reading TCP never lets it complete; then the connection is
+		 * aborted and the reply buffer retired until its Writes are
+		 * reported complete (the next reply gets a new one) */
 		int64_t end = mono_ms() + sv->wait_ms;
 
 		sv->waiting++;
@@ -955,16 +1173,15 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			if (poll_cq(sv))
 				continue;
 			if (mono_ms() > end) {
-				DBG("reply Send not complete after %d ms: connection failed\n", sv->wait_ms);
-				cn->failed = 1;
-				uiw_disconnect(cn->id);
+				DBG("reply Send not complete after %d ms: connection aborted\n", sv->wait_ms);
+				conn_fail(cn);
 				break;
 			}
 			uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
 		}
 		sv->waiting--;
-		if (cn->used && cn->tx_busy[t]) {
-			orphan_rbuf(sv, cn);
+		if (cn->failed || !cn->used) {
+			rb_retire(sv);
 			return FALSE;
 		}
 	}
@@ -972,12 +1189,8 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 fail:
 	DBG("reply failed at line %d\n", fl);
 	post_rx(cn, r->slot);
-	if (!cn->failed) {
-		cn->failed = 1;
-		uiw_disconnect(cn->id);
-	}
-	if (wrote)
-		orphan_rbuf(sv, cn);
+	conn_fail(cn);
+	rb_retire(sv);
 	return FALSE;
 }
 
@@ -986,13 +1199,13 @@ static void sv_release(struct rr_svc *sv, SVCXPRT *x)
 {
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (sv->conns[i].used) {
-			uiw_disconnect(sv->conns[i].id);
+			if (sv->conns[i].id)
+				uiw_disconnect(sv->conns[i].id);
 			conn_free(&sv->conns[i]);
 		}
 	if (sv->listen)
 		uiw_destroy_id(sv->listen);
-	if (sv->r_mr)
-		uiw_dereg_mr(sv->r_mr);
+	rb_free(sv->rb); /* no connection is left to read it */
 	if (sv->cq)
 		uiw_destroy_cq(sv->cq);
 	if (sv->pd)
@@ -1003,7 +1216,6 @@ static void sv_release(struct rr_svc *sv, SVCXPRT *x)
 		close(sv->epfd);
 	if (sv->tfd >= 0)
 		close(sv->tfd);
-	free(sv->rbuf);
 	free(sv);
 	free(x->xp_p3);
 	free(x);

@@ -39,7 +39,12 @@ void *bulk_null_1_svc(void *argp, struct svc_req *rq)
 	return &dummy;
 }
 
-/* GET: the pattern of (size, seed), kept between calls of the same shape */
+/* GET: the pattern of (size, seed), kept between calls of the same shape.
+ * One buffer serves every call: over RDMA its octets are RDMA-written
+ * straight from it into the caller's Write chunk, and svc_sendreply()
+ * returns only once no work request references it any more (also when
+ * the reply failed: the connection is then aborted and the Write's
+ * completion waited for), so the next call may refill or realloc() it */
 bulk_getres *bulk_get_1_svc(bulk_getargs *a, struct svc_req *rq)
 {
 	static bulk_getres res;
