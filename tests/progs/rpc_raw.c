@@ -36,6 +36,20 @@
  *	of the 62 connections that stayed must be answered within SECS
  *	(default 30): exit 0, else 1.
  *
+ *   rpc_raw -m wstall -p PORT [-s SIZE] [-w FILE] [-t SECS] [-R]
+ *	a requester that stops reading with a Write chunk: one GET of SIZE
+ *	octets (default 16 MiB) offering a Write chunk of SIZE octets (filled
+ *	with 0xEE first) and no Reply chunk; once the call has left it stops
+ *	turning its engine ("rpc_raw: stalled") until FILE exists (at most
+ *	SECS, default 60), then turns it again until the reply came or the
+ *	connection ended (at most 10 s) and sorts every octet of the chunk:
+ *	its own call's pattern, the fill (nothing came), or anything else
+ *	(another call's data).  Prints "rpc_raw: wstall: reply yes|no, O
+ *	ours, U untouched, F foreign"; exit 0 when F is 0 (and, with a
+ *	reply, every octet is ours), 1 otherwise.  -R: a Reply chunk of
+ *	SIZE + 4096 octets instead (a Long reply: the data after the 32
+ *	octets of RPC reply header and results).
+ *
  *   rpc_raw -m zread -p PORT
  *	zero-length Read chunks (RFC 8166 §3.4.3: an "empty segment" has
  *	length 0): a PUT whose data chunk is one empty segment (and the
@@ -147,6 +161,14 @@ static void put32(uint8_t *p, uint32_t v)
 {
 	v = htonl(v);
 	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
 }
 
 static void check(int ok, const char *what)
@@ -556,15 +578,130 @@ static int stall(uint32_t size, int secs, const char *file, int nerr)
 	return 0;
 }
 
-/* ---- -m zread --------------------------------------------------------- */
+/* ---- -m wstall -------------------------------------------------------- */
 
-static uint32_t get32(const uint8_t *p)
+static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 {
-	uint32_t v;
+	enum { SEED = 0x5717a11u, FILL = 0xee };
+	static uint8_t *wbuf; /* static: reachable at exit (LeakSanitizer) */
+	struct uiw_mr *wmr;
+	struct uiw_wc wc;
+	struct stat st;
+	uint8_t m[128];
+	/* a Long reply: xid, REPLY, MSG_ACCEPTED, verifier, SUCCESS, sum, the
+	 * data's length, then the data */
+	size_t skip = rchunk ? 32 : 0, clen = (size_t)size + (rchunk ? 4096 : 0);
+	size_t n = 0, ours = 0, untouched = 0, foreign = 0, first_foreign = 0;
+	int64_t end;
+	int reply = 0, acc = -1, ended = 0;
 
-	memcpy(&v, p, 4);
-	return ntohl(v);
+	wbuf = aligned_alloc(4096, (size_t)size + 4096);
+	if (!wbuf || uiw_reg_mr(pd, wbuf, (size_t)size + 4096, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
+				&wmr)) {
+		fprintf(stderr, "rpc_raw: no Write chunk memory\n");
+		return 1;
+	}
+	memset(wbuf, FILL, clen);
+	/* RDMA_MSG, no Read list, a Write list of one chunk of one segment,
+	 * no Reply chunk (the reply without its data is small); or (-R) no
+	 * Write list and a Reply chunk */
+	put32(m + n, 0x5001), n += 4;
+	put32(m + n, 1), n += 4;
+	put32(m + n, 128), n += 4;
+	put32(m + n, RPCRDMA_MSG), n += 4;
+	put32(m + n, 0), n += 4; /* no Read list */
+	if (rchunk) {
+		put32(m + n, 0); /* no Write list */
+		n += 4;
+	}
+	put32(m + n, 1), n += 4; /* a Write chunk, or the Reply chunk, ... */
+	put32(m + n, 1), n += 4; /* ... of one segment */
+	put32(m + n, wmr->rkey), n += 4;
+	put32(m + n, (uint32_t)clen), n += 4;
+	put32(m + n, (uint32_t)((uintptr_t)wbuf >> 32)), n += 4;
+	put32(m + n, (uint32_t)(uintptr_t)wbuf), n += 4;
+	if (!rchunk) {
+		put32(m + n, 0), n += 4; /* end of the Write list */
+		put32(m + n, 0), n += 4; /* no Reply chunk */
+	}
+	put32(m + n, 0x5001), n += 4;
+	put32(m + n, 0), n += 4; /* CALL */
+	put32(m + n, 2), n += 4;
+	put32(m + n, PROG), n += 4;
+	put32(m + n, 1), n += 4;
+	put32(m + n, 1), n += 4; /* GET */
+	memset(m + n, 0, 16), n += 16;
+	put32(m + n, size), n += 4; /* bulk_getargs */
+	put32(m + n, SEED), n += 4;
+	send_raw(m, n);
+	end = now_ms() + 10000;
+	for (;;) {
+		int k = uiw_poll_cq(cq, 1, &wc);
+
+		if (k == 1 && wc.wr_id == 1)
+			break;
+		if (now_ms() > end) {
+			fprintf(stderr, "rpc_raw: the call did not leave\n");
+			return 1;
+		}
+		if (k != 1)
+			uiw_progress(ctx, 5);
+	}
+	printf("rpc_raw: stalled\n");
+	fflush(stdout);
+	/* not a turn of the engine until FILE exists */
+	for (end = now_ms() + (int64_t)secs * 1000; (!file || stat(file, &st)) && now_ms() < end;)
+		usleep(10000);
+	/* read again: the reply, or the end of the connection */
+	for (end = now_ms() + 10000; !ended && now_ms() < end;) {
+		int k = uiw_poll_cq(cq, 1, &wc);
+
+		if (k != 1) {
+			uiw_progress(ctx, 5);
+			continue;
+		}
+		if (wc.status) {
+			ended = 1; /* flushed: the server ended the connection */
+		} else if (wc.opcode == UIW_WC_RECV) {
+			const uint8_t *p = buf + (wc.wr_id - 100) * RXSZ;
+			struct rpcrdma_read_seg rs[1];
+			struct rpcrdma_chunk wch[1];
+			struct rpcrdma_seg segs[4];
+			struct rpcrdma_dec_cfg cfg = { rs, 1, wch, 1, segs, 4, 4, 0 };
+			struct rpcrdma_hdr h;
+			ssize_t hl = rpcrdma_hdr_decode(p, wc.byte_len, &cfg, &h, NULL);
+
+			if (hl > 0 && h.xid == 0x5001) {
+				reply = 1;
+				ended = 1;
+				if (h.proc == RPCRDMA_MSG && wc.byte_len >= (uint32_t)hl + 24)
+					acc = (int)get32(p + hl + 20);
+				else if (h.proc == RPCRDMA_NOMSG)
+					acc = (int)get32(wbuf + 20);
+			}
+		}
+	}
+	for (size_t i = 0; i < size; i++) {
+		if (wbuf[skip + i] == bulk_pat(SEED, i)) {
+			ours++;
+		} else if (wbuf[skip + i] == FILL) {
+			untouched++;
+		} else {
+			if (!foreign)
+				first_foreign = i;
+			foreign++;
+		}
+	}
+	printf("rpc_raw: wstall: reply %s%s, %zu ours, %zu untouched, %zu foreign", reply ? "yes" : "no",
+	       reply ? (acc == 0 ? " (SUCCESS)" : " (not SUCCESS)") : ended ? " (connection ended)" : "",
+	       ours, untouched, foreign);
+	if (foreign)
+		printf(" (the first at offset %zu)", first_foreign);
+	printf("\n");
+	return foreign || (reply && acc == 0 && ours != size) ? 1 : 0;
 }
+
+/* ---- -m zread --------------------------------------------------------- */
 
 /* an RDMA_MSG (or, @nomsg, RDMA_NOMSG) call at @m with the Read list
  * @rd (@nrd segments: position, handle, length, offset) and no Write list
@@ -820,13 +957,13 @@ int main(int argc, char **argv)
 	struct uiw_cm_event ev;
 	const char *addr = "127.0.0.1";
 	const char *mode = "hostile", *file = NULL;
-	int nerr = 0;
+	int nerr = 0, rchunk = 0;
 	uint32_t size = 16u << 20;
 	int port = 0, c, secs = 60;
 	uint8_t m[128];
 	int64_t end;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:h")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:Rh")) != -1) {
 		if (c == 'a')
 			addr = optarg;
 		else if (c == 'p')
@@ -841,8 +978,10 @@ int main(int argc, char **argv)
 			file = optarg;
 		else if (c == 'e')
 			nerr = atoi(optarg);
+		else if (c == 'R')
+			rchunk = 1;
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|wstall] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -889,6 +1028,8 @@ int main(int argc, char **argv)
 		return stall(size, secs, file, nerr);
 	if (!strcmp(mode, "zread"))
 		return zread();
+	if (!strcmp(mode, "wstall"))
+		return wstall(size, secs, file, rchunk);
 
 	/* xid, vers, credits, proc, then three empty lists: 28 octets */
 	memset(m, 0, sizeof(m));
