@@ -482,6 +482,19 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 
 		payload = sl->rep;
 		paylen = rl > sl->repcap ? (uint32_t)sl->repcap : (uint32_t)rl;
+		/* the RPC reply in the Reply chunk must carry the header's
+		 * rdma_xid, the call's (RFC 8166 §4.5.2 lists a mismatch as an
+		 * XDR error; the codec checks it for RDMA_MSG, where the RPC
+		 * message follows the header): else discarded as an RDMA_MSG
+		 * would be, before anything is decoded into the caller's
+		 * result, and the call goes on waiting */
+		if (!payload || paylen < 4 ||
+		    ((uint32_t)payload[0] << 24 | (uint32_t)payload[1] << 16 | (uint32_t)payload[2] << 8 | payload[3]) !=
+			    sl->xid) {
+			c->info.rdma_errors++;
+			post_rx(c, rx);
+			return;
+		}
 		c->info.reply_chunk_octets += paylen;
 	} else {
 		payload = p + hl;
@@ -494,7 +507,8 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 	rpc_xdr_decode_init(&d, payload, paylen, wlen ? sl->result.buf : NULL, wlen);
 	d.armed = 0; /* the chunk stands in only inside the results */
 	d.inner = sl->xres;
-	if (!payload || !xdr_replymsg(&d.x, &msg) || msg.rm_xid != sl->xid) {
+	/* the XID was checked above (RDMA_NOMSG) or by the codec (RDMA_MSG) */
+	if (!payload || !xdr_replymsg(&d.x, &msg)) {
 		post_rx(c, rx);
 		slot_end(c, sl, RPC_CANTDECODERES, 0);
 		return;
