@@ -19,6 +19,12 @@
  *   8  first a 20-octet message (discarded: under 28 octets), then the reply
  *   9  held: the server answers once 4 calls of procedure 9 are in, in the
  *      reverse order (XID matching with calls in flight)
+ *  11  first a Long reply (RDMA_NOMSG: the RPC reply RDMA-written into the
+ *      call's Reply chunk) whose RPC reply carries another XID than the
+ *      header's rdma_xid and the call's (discarded, RFC 8166 §4.5.2), then
+ *      the reply inline (RDMA_MSG)
+ *  12  only such a Long reply with another XID: the call times out
+ *  13  a Long reply with the right XID
  *
  * The server grants 4 credits, so 8 calls started at once go out 4 at a
  * time.
@@ -150,6 +156,52 @@ static void hs_reply(struct hostile *hs, uint32_t xid, uint32_t rxid, uint32_t r
 	hs_send(hs, (size_t)hl + 28);
 }
 
+/* a Long reply (RDMA_NOMSG) to the call @h: an accepted RPC reply of
+ * XID @rxid and result @res RDMA-written into the call's Reply chunk,
+ * then the transport header (rdma_xid: the call's) returning the chunk
+ * with the length written */
+static void hs_long_reply(struct hostile *hs, const struct rpcrdma_hdr *call, uint32_t rxid, uint32_t res)
+{
+	struct rpcrdma_seg seg;
+	struct rpcrdma_hdr h;
+	struct uiw_sge sge;
+	struct uiw_send_wr wr, *bad;
+	uint8_t *p = hs_slot(hs);
+	ssize_t hl;
+
+	ck_assert(call->has_reply && call->reply.nsegs == 1 && call->reply.segs[0].length >= 28);
+	put32(p, rxid);
+	put32(p + 4, 1);  /* REPLY */
+	put32(p + 8, 0);  /* MSG_ACCEPTED */
+	put32(p + 12, 0); /* verifier AUTH_NONE */
+	put32(p + 16, 0); /* ... of length 0 */
+	put32(p + 20, 0); /* SUCCESS */
+	put32(p + 24, res);
+	sge = (struct uiw_sge){ (uintptr_t)p, 28, hs->mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 2000 + hs->tx;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = UIW_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = call->reply.segs[0].offset;
+	wr.wr.rdma.rkey = call->reply.segs[0].handle;
+	hs->tx++;
+	uiw_post_send(hs->qp, &wr, &bad);
+	seg = call->reply.segs[0];
+	seg.length = 28;
+	memset(&h, 0, sizeof(h));
+	h.xid = call->xid;
+	h.vers = 1;
+	h.credits = HS_CREDITS;
+	h.proc = RPCRDMA_NOMSG;
+	h.has_reply = 1;
+	h.reply.nsegs = 1;
+	h.reply.segs = &seg;
+	hl = rpcrdma_hdr_encode(hs_slot(hs), HS_RXSZ, &h, 0);
+	ck_assert_int_gt(hl, 0);
+	hs_send(hs, (size_t)hl);
+}
+
 /* one call received in slot @i (@len octets) */
 static void hs_call(struct hostile *hs, unsigned i, uint32_t len)
 {
@@ -234,6 +286,16 @@ static void hs_call(struct hostile *hs, unsigned i, uint32_t len)
 		hs_send(hs, (size_t)n + 32);
 		break;
 	}
+	case 11:
+		hs_long_reply(hs, &h, h.xid ^ 0x5a5a0000u, 0xbad);
+		hs_reply(hs, h.xid, h.xid, arg + 1, 0, 0, 0);
+		break;
+	case 12:
+		hs_long_reply(hs, &h, h.xid ^ 0x5a5a0000u, 0xbad);
+		break;
+	case 13:
+		hs_long_reply(hs, &h, h.xid, arg + 1);
+		break;
 	case 9:
 		ck_assert_int_lt(hs->nheld, 4);
 		hs->held_xid[hs->nheld] = h.xid;
@@ -401,6 +463,21 @@ START_TEST(test_rpc_clnt_hostile_server)
 	ck_assert_int_eq(call(cl, 8, 3, &res), RPC_SUCCESS);
 	ck_assert_uint_eq(res, 4);
 	ck_assert_int_eq(hs.conns, 1);
+	/* a Long reply whose RPC reply (in the Reply chunk) carries another
+	 * XID than its header and the call: discarded, the inline reply after
+	 * it taken.  The client offers a Reply chunk only when its reply may
+	 * not fit inline: CLSET_RDMA_REPLY_MAX 0 (unknown) for this call */
+	{
+		u_int rm = 0, small = 256;
+
+		ck_assert(clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&rm));
+		ck_assert_int_eq(call(cl, 13, 40, &res), RPC_SUCCESS); /* a good one */
+		ck_assert_uint_eq(res, 41);
+		ck_assert_int_eq(call(cl, 11, 4, &res), RPC_SUCCESS);
+		ck_assert_uint_eq(res, 5);
+		ck_assert(clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&small));
+		ck_assert_int_eq(hs.conns, 1);
+	}
 	/* a PROG_MISMATCH reply: the status and the range (what rpcinfo
 	 * uses to list the versions) */
 	{
@@ -431,13 +508,27 @@ START_TEST(test_rpc_clnt_hostile_server)
 	ck_assert_int_eq(call(cl, 1, 29, &res), RPC_SUCCESS);
 	ck_assert_uint_eq(res, 30);
 	ck_assert_int_eq(hs.conns, 3);
+	/* only a Long reply with another XID: discarded, so a timeout (and a
+	 * new connection), never its result */
+	{
+		u_int rm = 0, small = 256;
+
+		ck_assert(clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&rm));
+		res = 0;
+		ck_assert_int_eq(call(cl, 12, 0, &res), RPC_TIMEDOUT);
+		ck_assert_uint_ne(res, 0xbad);
+		ck_assert(clnt_control(cl, CLSET_RDMA_REPLY_MAX, (char *)&small));
+		ck_assert_int_eq(call(cl, 1, 34, &res), RPC_SUCCESS);
+		ck_assert_uint_eq(res, 35);
+		ck_assert_int_eq(hs.conns, 4);
+	}
 	ck_assert(clnt_control(cl, CLGET_RDMA_INFO, (char *)&ri));
 	ck_assert_uint_eq(ri.credits, HS_CREDITS);
 	/* CLSET_RDMA_RECONNECT: settings negotiated again */
 	ck_assert(clnt_control(cl, CLSET_RDMA_RECONNECT, NULL));
 	ck_assert_int_eq(call(cl, 1, 39, &res), RPC_SUCCESS);
 	ck_assert_uint_eq(res, 40);
-	ck_assert_int_eq(hs.conns, 4);
+	ck_assert_int_eq(hs.conns, 5);
 	cl->cl_auth = NULL;
 	clnt_destroy(cl);
 	hs_stop();
