@@ -8,7 +8,7 @@
  * that GET's data can land in place (over RDMA: CLSET_RDMA_RESULT_BUF).
  *
  *   bulk_client [--tcp|--rdma] -p PORT [-o null|get|put] [-s SIZE]
- *               [-n CALLS | -D SECS] [--verify] [--json] [-q] HOST
+ *               [-n CALLS | -D SECS] [--verify] [--json] [--lat] [-q] HOST
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +31,31 @@ static struct timeval tmo = { 25, 0 };
 #define MAX_INFLIGHT 64
 
 static double now(void);
+
+/* --lat: every call's duration, seconds */
+static double *lat;
+static long nlat, lat_cap;
+
+static void lat_add(double d)
+{
+	if (nlat == lat_cap) {
+		long nc = lat_cap ? 2 * lat_cap : 4096;
+		double *n = realloc(lat, (size_t)nc * sizeof(*n));
+
+		if (!n)
+			return;
+		lat = n;
+		lat_cap = nc;
+	}
+	lat[nlat++] = d;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 /* xdr_void with the argument list the XDR casts expect */
 static bool_t xdr_nothing(XDR *x, void *p)
@@ -168,6 +193,8 @@ static void usage(FILE *f)
 		"  --verify    seeded payloads, checked at the far end and the checksum compared\n"
 		"              (costs CPU on both sides: not for throughput figures)\n"
 		"  --json      one JSON object on stdout instead of the text line\n"
+		"  --lat       per-call latency: min, median, p99, max (the first call is\n"
+		"              left out: it carries the connection's first-FPDU delay)\n"
 		"RDMA only:\n"
 		"  --ddp-threshold N  smallest opaque moved by RDMA Read/Write chunk (default 1K;\n"
 		"              a huge value forces a Long call: the whole call by Read chunk)\n"
@@ -228,6 +255,7 @@ int main(int argc, char **argv)
 					    { "rdma", no_argument, NULL, 'R' },
 					    { "verify", no_argument, NULL, 'V' },
 					    { "json", no_argument, NULL, 'J' },
+					    { "lat", no_argument, NULL, 'L' },
 					    { "ddp-threshold", required_argument, NULL, 'd' },
 					    { "inline", required_argument, NULL, 'i' },
 					    { "no-result-buf", no_argument, NULL, 'N' },
@@ -239,6 +267,7 @@ int main(int argc, char **argv)
 					    { NULL, 0, NULL, 0 } };
 	const char *op = "get", *host;
 	int rdma = 0, port = -1, verify = 0, json = 0, quiet = 0, c, bad = 0, no_rbuf = 0, show_info = 0;
+	int want_lat = 0;
 	long reply_max = -2; /* not given */
 	int inflight = 1;
 	struct rpc_rdma_opts ro = { .remote_inv = 1, .crc = -1 };
@@ -255,6 +284,7 @@ int main(int argc, char **argv)
 		case 'R': rdma = 1; break;
 		case 'V': verify = 1; break;
 		case 'J': json = 1; break;
+		case 'L': want_lat = 1; break;
 		case 'd': ro.ddp_threshold = (uint32_t)parse_size(optarg); break;
 		case 'i': ro.inline_send = ro.inline_recv = (uint32_t)parse_size(optarg); break;
 		case 'N': no_rbuf = 1; break;
@@ -321,6 +351,7 @@ int main(int argc, char **argv)
 	}
 	for (long i = 0; inflight == 1 && (secs > 0 ? now() - t0 < secs : i < calls); i++) {
 		enum clnt_stat st;
+		double c0 = want_lat ? now() : 0;
 
 		if (!strcmp(op, "null")) {
 			if (!bulk_null_1(NULL, cl)) {
@@ -373,6 +404,8 @@ int main(int argc, char **argv)
 				bad++;
 			}
 		}
+		if (want_lat && i > 0)
+			lat_add(now() - c0);
 		done++;
 	}
 	t1 = now();
@@ -392,6 +425,20 @@ int main(int argc, char **argv)
 			       rdma ? "rdma" : "tcp", op, size, done, dt, (double)done / dt, mbs,
 			       dt * 1e6 / (double)(done ? done : 1),
 			       verify ? (bad ? ", DATA DIFFERED" : ", verified") : "");
+	}
+	if (want_lat && nlat) {
+		double p50, p99;
+
+		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_double);
+		p50 = lat[nlat / 2];
+		p99 = lat[(nlat * 99) / 100 < nlat ? (nlat * 99) / 100 : nlat - 1];
+		if (json)
+			printf("{\"latency_us\":{\"calls\":%ld,\"min\":%.1f,\"median\":%.1f,\"p99\":%.1f,"
+			       "\"max\":%.1f}}\n",
+			       nlat, lat[0] * 1e6, p50 * 1e6, p99 * 1e6, lat[nlat - 1] * 1e6);
+		else
+			printf("bulk_client: latency of %ld calls: min %.1f, median %.1f, p99 %.1f, max %.1f us\n",
+			       nlat, lat[0] * 1e6, p50 * 1e6, p99 * 1e6, lat[nlat - 1] * 1e6);
 	}
 	if (rdma && show_info) {
 		struct rpc_rdma_info ri;

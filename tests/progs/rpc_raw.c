@@ -62,6 +62,15 @@
  *	wait bound, 10 s by default, or never).  Prints "rpc_raw: zread:
  *	sent" once the first call has left.  Exit 0 all as expected.
  *
+ *   rpc_raw -m zloop|bigloop -p PORT [-t SECS] [-r RATE]
+ *	load for bench/rpc-hostile.sh: for SECS seconds (default 60), RATE
+ *	times a second (default 100; 0: as fast as answered), one call at a
+ *	time: zloop a PUT whose data chunk is one empty segment (answered
+ *	RDMA_MSG), bigloop headers over the server's caps in turn (17 Read
+ *	segments, 5 Write chunks, a Write chunk of 17 segments: answered
+ *	ERR_CHUNK).  Prints "rpc_raw: MODE: N calls, A answered, slowest
+ *	answer M ms"; exit 0 when every call was answered.
+ *
  *   rpc_raw -m conns -p PORT
  *	the server's connection limit (64): 65 connections at once against a
  *	server nobody else uses; prints "rpc_raw: conns: E established, R
@@ -878,6 +887,103 @@ static int zread(void)
 	return fails ? 1 : 0;
 }
 
+/* ---- -m zloop, -m bigloop ---------------------------------------------- */
+
+/* a header over the caps of rpc_svc_rdma.c (rpc_rdma_int.h: 16 Read
+ * segments, 4 Write chunks, 16 segments a chunk), kind @k of 3 */
+static size_t big_hdr(uint8_t *m, uint32_t xid, int k)
+{
+	size_t o = 0;
+
+	put32(m + o, xid), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, 128), o += 4;
+	put32(m + o, RPCRDMA_MSG), o += 4;
+	for (int i = 0; k == 0 && i < 17; i++) { /* 17 Read segments */
+		put32(m + o, 1), o += 4;
+		put32(m + o, 48), o += 4;
+		put32(m + o, 0x1234), o += 4;
+		put32(m + o, 8), o += 4;
+		put32(m + o, 0), o += 4;
+		put32(m + o, 0x1000 + 8 * (uint32_t)i), o += 4;
+	}
+	put32(m + o, 0), o += 4; /* end of the Read list */
+	for (int c = 0; c < (k == 1 ? 5 : k == 2 ? 1 : 0); c++) {
+		int nseg = k == 2 ? 17 : 1;
+
+		put32(m + o, 1), o += 4;
+		put32(m + o, (uint32_t)nseg), o += 4;
+		for (int i = 0; i < nseg; i++) {
+			put32(m + o, 0x4321), o += 4;
+			put32(m + o, 64), o += 4;
+			put32(m + o, 0), o += 4;
+			put32(m + o, 0x2000 + 64 * (uint32_t)i), o += 4;
+		}
+	}
+	put32(m + o, 0), o += 4; /* end of the Write list */
+	put32(m + o, 0), o += 4; /* no Reply chunk */
+	put32(m + o, xid), o += 4; /* a NULL call */
+	put32(m + o, 0), o += 4;
+	put32(m + o, 2), o += 4;
+	put32(m + o, PROG), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, 0), o += 4;
+	memset(m + o, 0, 16);
+	return o + 16;
+}
+
+static int hloop(int big, int secs, int rate)
+{
+	static uint8_t *src; /* static: reachable at exit (LeakSanitizer) */
+	struct uiw_mr *smr;
+	uint8_t m[1024];
+	long calls = 0, answered = 0;
+	int64_t slowest = 0, end = now_ms() + (int64_t)secs * 1000, t0 = now_ms();
+
+	src = aligned_alloc(4096, 4096);
+	if (!src || uiw_reg_mr(pd, src, 4096, UIW_ACCESS_REMOTE_READ, &smr))
+		return 1;
+	while (now_ms() < end) {
+		uint32_t xid = 0x6000 + (uint32_t)calls, rl;
+		int64_t ms;
+		size_t n;
+		int slot;
+
+		if (big) {
+			n = big_hdr(m, xid, (int)(calls % 3));
+		} else {
+			const uint32_t rd[1][4] = { { 48, smr->rkey, 0, 0 } };
+
+			n = zr_call(m, xid, 0, 2, rd, 1, (uintptr_t)src);
+			put32(m + n, 0), n += 4;
+			put32(m + n, 0), n += 4;
+		}
+		send_raw(m, n);
+		calls++;
+		slot = zr_answer(xid, &rl, &ms);
+		if (slot < 0)
+			break;
+		answered++;
+		if (ms > slowest)
+			slowest = ms;
+		post_rx((unsigned)slot);
+		if (rate > 0) { /* the next call at its time */
+			int64_t due = t0 + calls * 1000 / rate;
+
+			while (now_ms() < due) {
+				struct uiw_wc wc;
+
+				if (uiw_poll_cq(cq, 1, &wc) == 1 && wc.opcode == UIW_WC_RECV)
+					post_rx((unsigned)(wc.wr_id - 100));
+				uiw_progress(ctx, 1);
+			}
+		}
+	}
+	printf("rpc_raw: %s: %ld calls, %ld answered, slowest answer %lld ms\n", big ? "bigloop" : "zloop", calls,
+	       answered, (long long)slowest);
+	return answered == calls ? 0 : 1;
+}
+
 /* ---- -m conns ---------------------------------------------------------- */
 
 static int conns(const char *addr, int port)
@@ -957,13 +1063,13 @@ int main(int argc, char **argv)
 	struct uiw_cm_event ev;
 	const char *addr = "127.0.0.1";
 	const char *mode = "hostile", *file = NULL;
-	int nerr = 0, rchunk = 0;
+	int nerr = 0, rchunk = 0, rate = 100;
 	uint32_t size = 16u << 20;
 	int port = 0, c, secs = 60;
 	uint8_t m[128];
 	int64_t end;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:Rh")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:r:Rh")) != -1) {
 		if (c == 'a')
 			addr = optarg;
 		else if (c == 'p')
@@ -980,8 +1086,10 @@ int main(int argc, char **argv)
 			nerr = atoi(optarg);
 		else if (c == 'R')
 			rchunk = 1;
+		else if (c == 'r')
+			rate = atoi(optarg);
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|wstall] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|wstall|zloop|bigloop] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R] [-r RATE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -1030,6 +1138,8 @@ int main(int argc, char **argv)
 		return zread();
 	if (!strcmp(mode, "wstall"))
 		return wstall(size, secs, file, rchunk);
+	if (!strcmp(mode, "zloop") || !strcmp(mode, "bigloop"))
+		return hloop(!strcmp(mode, "bigloop"), secs, rate);
 
 	/* xid, vers, credits, proc, then three empty lists: 28 octets */
 	memset(m, 0, sizeof(m));
