@@ -212,7 +212,7 @@ static void usage(FILE *f)
 		"  --info      print the negotiated settings and chunk counters at the end\n"
 		"  -q          print nothing but errors and the result\n"
 		"Exit status: 0 all calls succeeded (and verified), 1 a call failed or data\n"
-		"differed, 2 bad usage.\n", MAX_INFLIGHT, BULK_SMALL_REPLY);
+		"differed, 2 bad usage.\n", BULK_SMALL_REPLY, MAX_INFLIGHT);
 }
 
 static size_t parse_size(const char *s)
