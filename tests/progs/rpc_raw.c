@@ -593,7 +593,7 @@ static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 {
 	enum { SEED = 0x5717a11u, FILL = 0xee };
 	static uint8_t *wbuf; /* static: reachable at exit (LeakSanitizer) */
-	struct uiw_mr *wmr;
+	static struct uiw_mr *wmr; /* static: reachable at exit */
 	struct uiw_wc wc;
 	struct stat st;
 	uint8_t m[128];
@@ -808,7 +808,7 @@ static int zread(void)
 	 * at 40, the data's length at 44, its octets at position 48 */
 	enum { POS = 48, SEED = 0x5eed0001 };
 	static uint8_t *src; /* static: reachable at exit (LeakSanitizer) */
-	struct uiw_mr *smr;
+	static struct uiw_mr *smr; /* static: reachable at exit */
 	uint8_t m[256];
 	uint32_t rl, acc, res[3];
 	int64_t ms;
@@ -935,7 +935,7 @@ static size_t big_hdr(uint8_t *m, uint32_t xid, int k)
 static int hloop(int big, int secs, int rate)
 {
 	static uint8_t *src; /* static: reachable at exit (LeakSanitizer) */
-	struct uiw_mr *smr;
+	static struct uiw_mr *smr; /* static: reachable at exit */
 	uint8_t m[1024];
 	long calls = 0, answered = 0;
 	int64_t slowest = 0, end = now_ms() + (int64_t)secs * 1000, t0 = now_ms();
