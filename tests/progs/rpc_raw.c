@@ -140,6 +140,27 @@ static void send_raw(const void *p, size_t len)
 	}
 }
 
+/* turn the engine until the call Send (wr_id 1) has left (10 s at most);
+ * then the caller turns it no more.  Returns 0, or 1 when it did not leave. */
+static int wait_sent(void)
+{
+	int64_t end = now_ms() + 10000;
+	struct uiw_wc wc;
+
+	for (;;) {
+		int k = uiw_poll_cq(cq, 1, &wc);
+
+		if (k == 1 && wc.wr_id == 1)
+			return 0;
+		if (now_ms() > end) {
+			fprintf(stderr, "rpc_raw: the call did not leave\n");
+			return 1;
+		}
+		if (k != 1)
+			uiw_progress(ctx, 5);
+	}
+}
+
 /* the next received message within @ms: its slot and length, or -1 */
 static int recv_msg(int ms, uint32_t *len)
 {
@@ -524,19 +545,8 @@ static int stall(uint32_t size, int secs, const char *file, int nerr)
 	put32(m + n, 7), n += 4;
 	send_raw(m, n);
 	/* turn the engine until the call has left, then never again */
-	end = now_ms() + 10000;
-	for (;;) {
-		int k = uiw_poll_cq(cq, 1, &wc);
-
-		if (k == 1 && wc.wr_id == 1)
-			break;
-		if (now_ms() > end) {
-			fprintf(stderr, "rpc_raw: the call did not leave\n");
-			return 1;
-		}
-		if (k != 1)
-			uiw_progress(ctx, 5);
-	}
+	if (wait_sent())
+		return 1;
 	if (nerr) {
 		/* the server writes the reply now and its socket fills: then
 		 * the headers, turning the engine only until they have left */
@@ -643,19 +653,8 @@ static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 	put32(m + n, size), n += 4; /* bulk_getargs */
 	put32(m + n, SEED), n += 4;
 	send_raw(m, n);
-	end = now_ms() + 10000;
-	for (;;) {
-		int k = uiw_poll_cq(cq, 1, &wc);
-
-		if (k == 1 && wc.wr_id == 1)
-			break;
-		if (now_ms() > end) {
-			fprintf(stderr, "rpc_raw: the call did not leave\n");
-			return 1;
-		}
-		if (k != 1)
-			uiw_progress(ctx, 5);
-	}
+	if (wait_sent())
+		return 1;
 	printf("rpc_raw: stalled\n");
 	fflush(stdout);
 	/* not a turn of the engine until FILE exists */
