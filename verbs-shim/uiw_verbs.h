@@ -229,10 +229,13 @@ struct uiw_mr {
 int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **mr);
 
 /**
- * uiw_dereg_mr() - remove @mr; its STag is refused from now on.  Returns 0.
- * The engine may be reading from the socket straight into a region that a
- * posted receive or an inbound Write targets: free the memory only once no
- * live connection can place into it (QP in error, connection closed).
+ * uiw_dereg_mr() - remove @mr; its STag is refused from now on.  When it
+ * returns 0 the memory is the caller's: nothing reads or writes it any more
+ * (a QP whose stream still used it, an FPDU being placed there or queued
+ * from there, fails with a TERMINATE, and the engine's I/O on it is
+ * cancelled before the call returns: one engine turn).  Returns 0, or
+ * -EBUSY when that took over 2 s (the region stays registered and refused
+ * to peers; call again).  docs/API.md 1.1, "The memory contract".
  */
 int uiw_dereg_mr(struct uiw_mr *mr);
 
@@ -407,7 +410,10 @@ struct uiw_qp_attr {
  * uiw_modify_qp() - with @attr_mask UIW_QP_STATE and qp_state UIW_QPS_ERR:
  * move @qp to error: every outstanding WR completes with
  * UIW_WC_WR_FLUSH_ERR, and a connection closes (no TERMINATE is sent: the
- * peer sees TCP close and flushes too); DISCONNECTED follows.  Other transitions happen through the
+ * peer sees TCP close and flushes too); DISCONNECTED follows.  The flushes
+ * are in the CQs when it returns (the engine's read or send in flight is
+ * cancelled first; after that a WR's buffers are never touched again).
+ * Also from SQE (a TERMINATE due).  Other transitions happen through the
  * connection manager.  Returns 0, -EINVAL (any other state or mask).
  */
 int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask);
