@@ -432,6 +432,18 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max);
  */
 int mpa_rx_ack(struct mpa_conn *c, size_t n);
 
+/* Does one of the @n iovecs at @iov overlap [@lo, @hi)? */
+static inline int mpa_iov_overlaps(const struct iovec *iov, int n, uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < n; i++) {
+		uintptr_t b = (uintptr_t)iov[i].iov_base;
+
+		if (b < hi && lo < b + iov[i].iov_len)
+			return 1;
+	}
+	return 0;
+}
+
 /**
  * mpa_rx_stop() - the layer above gives up on the receive stream (its QP left
  * operation, or a destination it lent was released): nothing more is placed

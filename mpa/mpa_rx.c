@@ -468,16 +468,13 @@ void mpa_rx_stop(struct mpa_conn *c, int err)
 int mpa_rx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi)
 {
 	const struct mpa_rx_state *st = &c->rx;
+	struct iovec rest;
 
-	if (c->state != MPA_S_FULL || st->part != MPA_RXP_PAYLOAD)
+	if (c->state != MPA_S_FULL || st->part != MPA_RXP_PAYLOAD || st->dst_idx >= st->ndst)
 		return 0;
-	for (unsigned i = st->dst_idx; i < st->ndst; i++) {
-		uintptr_t b = (uintptr_t)st->dst[i].iov_base, e = b + st->dst[i].iov_len;
-
-		if (i == st->dst_idx)
-			b += st->dst_off;
-		if (b < hi && lo < e)
-			return 1;
-	}
-	return 0;
+	/* the current destination from the octet the cursor is at, then the rest */
+	rest.iov_base = (uint8_t *)st->dst[st->dst_idx].iov_base + st->dst_off;
+	rest.iov_len = st->dst[st->dst_idx].iov_len - st->dst_off;
+	return mpa_iov_overlaps(&rest, 1, lo, hi) ||
+	       mpa_iov_overlaps(st->dst + st->dst_idx + 1, st->ndst - st->dst_idx - 1, lo, hi);
 }

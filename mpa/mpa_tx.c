@@ -324,12 +324,8 @@ int mpa_tx_refs(const struct mpa_conn *c, uintptr_t lo, uintptr_t hi)
 	for (unsigned i = 0; i < c->tx_count; i++) {
 		const struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
 
-		for (unsigned j = 0; j < s->niov; j++) {
-			uintptr_t b = (uintptr_t)s->iov[j].iov_base, e = b + s->iov[j].iov_len;
-
-			if (b < hi && lo < e)
-				return 1;
-		}
+		if (mpa_iov_overlaps(s->iov, (int)s->niov, lo, hi))
+			return 1;
 	}
 	return 0;
 }

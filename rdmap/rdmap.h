@@ -232,12 +232,10 @@ struct rdmap_qp {
 	 * would be the application's again while the kernel still uses it) and
 	 * a TERMINATE is not queued (queued FPDUs cannot be dropped under a
 	 * send): @flush_pending says the flush waits, and the engine cancels
-	 * its I/O.  @flushed: every work request was completed by the move to
-	 * ERROR and nothing queued on MPA references application memory.
+	 * its I/O.
 	 */
 	int io_busy;
 	int flush_pending;
-	int flushed;
 	int term_abandoned; /* the TERMINATE could not be queued: reset TCP */
 	struct rdmap_term err_cause; /* what moved the QP to ERROR (err_has_cause) */
 	int err_has_cause, err_received;

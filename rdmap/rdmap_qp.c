@@ -242,7 +242,6 @@ static void qp_flush(struct rdmap_qp *qp)
 	int first = 1;
 
 	qp->flush_pending = 0;
-	qp->flushed = 1;
 	/* The work requests complete below, and their memory is the
 	 * application's again: nothing still queued on MPA may point into it
 	 * (send_terminate() already dropped what was queued before our

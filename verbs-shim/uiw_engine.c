@@ -589,28 +589,16 @@ static int inflight(const struct uiw_cm_id *id)
  * going idle performs what waited. */
 static void id_io_sync(struct uiw_cm_id *id)
 {
-	struct uiw_qp *uq = id->qp;
+	struct rdmap_qp *qp = id_bound_qp(id);
 
-	if (!uq || uq->qp.state == RDMAP_QPS_IDLE || uq->qp.mpa != &id->mpa)
-		return;
-	rdmap_qp_set_io_busy(&uq->qp, id->tx_busy || (id->rx_busy && id->rx_app));
-}
-
-static int iov_overlaps(const struct iovec *iov, int n, uintptr_t lo, uintptr_t hi)
-{
-	for (int i = 0; i < n; i++) {
-		uintptr_t b = (uintptr_t)iov[i].iov_base, e = b + iov[i].iov_len;
-
-		if (b < hi && lo < e)
-			return 1;
-	}
-	return 0;
+	if (qp)
+		rdmap_qp_set_io_busy(qp, id->tx_busy || (id->rx_busy && id->rx_app));
 }
 
 int engine_inflight_refs(const struct uiw_cm_id *id, uintptr_t lo, uintptr_t hi)
 {
-	return (id->tx_busy && iov_overlaps(id->tx_iov, (int)id->tx_msg.msg_iovlen, lo, hi)) ||
-	       (id->rx_busy && id->rx_app && iov_overlaps(id->rx_iov, id->rx_niov, lo, hi));
+	return (id->tx_busy && mpa_iov_overlaps(id->tx_iov, (int)id->tx_msg.msg_iovlen, lo, hi)) ||
+	       (id->rx_busy && id->rx_app && mpa_iov_overlaps(id->rx_iov, id->rx_niov, lo, hi));
 }
 
 static void id_free(struct uiw_cm_id *id)
@@ -722,6 +710,19 @@ static void rx_direct(struct uiw_cm_id *id)
 	engine_mark(id); /* more may be there, and what came may call for I/O */
 }
 
+/* Ask the kernel to cancel @op of @id (once: *@sent); its completion
+ * comes as usual, with -ECANCELED or with what it did before. */
+static void op_cancel(struct uiw_cm_id *id, struct uiw_op *op, int *sent)
+{
+	struct io_uring_sqe *sqe;
+
+	if (*sent || !(sqe = get_sqe(id->eng)))
+		return;
+	io_uring_prep_cancel(sqe, op, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	*sent = 1;
+}
+
 /* Returns 1 when the engine freed @id (an id the application never saw). */
 static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 {
@@ -822,16 +823,10 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		 * for ever.  Cancel what is in flight; whatever it already
 		 * moved is accounted when its completion comes. */
 		if (qp->io_busy && (qp->flush_pending || (qp->term_pending && !qp->term_sent))) {
-			if (id->tx_busy && !id->tx_cancel && (sqe = get_sqe(id->eng))) {
-				io_uring_prep_cancel(sqe, &id->op_tx, 0);
-				io_uring_sqe_set_data(sqe, NULL);
-				id->tx_cancel = 1;
-			}
-			if (id->rx_busy && id->rx_app && !id->rx_cancel && (sqe = get_sqe(id->eng))) {
-				io_uring_prep_cancel(sqe, &id->op_rx, 0);
-				io_uring_sqe_set_data(sqe, NULL);
-				id->rx_cancel = 1;
-			}
+			if (id->tx_busy)
+				op_cancel(id, &id->op_tx, &id->tx_cancel);
+			if (id->rx_busy && id->rx_app)
+				op_cancel(id, &id->op_rx, &id->rx_cancel);
 		}
 		/* the TERMINATE could not be queued: reset instead */
 		if (qp->term_abandoned && !id->tx_shut)
@@ -1361,8 +1356,7 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	id->destroying = 1;
 	/* a Reject still being sent goes out first (bounded: 2 s) */
 	graceful = id->state == UIW_ID_CLOSING && id->close_after_tx && !id->tx_shut && !id->qp;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 2;
+	dl = engine_realtime_after(2000000000L);
 	if (id->fd >= 0 && !graceful) {
 		if (id->state == UIW_ID_LISTEN) {
 			shutdown(id->fd, SHUT_RDWR);
@@ -1705,15 +1699,7 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 
 	if (!ev)
 		return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	if (timeout_ms > 0) {
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
+	dl = engine_realtime_after(timeout_ms > 0 ? (long)timeout_ms * 1000000L : 0);
 	pthread_mutex_lock(&ctx->lock);
 	if (!ctx->ev_head && ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(ctx, 0);

@@ -230,6 +230,14 @@ struct uiw_cm_id {
 	struct uiw_ev_node *ev_spare;
 };
 
+/* The QP bound to @id's connection (its stream is @id's MPA connection), or NULL. */
+static inline struct rdmap_qp *id_bound_qp(struct uiw_cm_id *id)
+{
+	struct uiw_qp *uq = id->qp;
+
+	return uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa ? &uq->qp : NULL;
+}
+
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
 uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);

@@ -152,12 +152,9 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 static int ctx_mem_refs(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi)
 {
 	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
-		struct uiw_qp *uq = id->qp;
+		struct rdmap_qp *qp = id_bound_qp(id);
 
-		if (engine_inflight_refs(id, lo, hi))
-			return 1;
-		if (uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa &&
-		    rdmap_qp_mem_refs(&uq->qp, lo, hi))
+		if (engine_inflight_refs(id, lo, hi) || (qp && rdmap_qp_mem_refs(qp, lo, hi)))
 			return 1;
 	}
 	return 0;
@@ -208,10 +205,9 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	 * under a DMA (RFC 5040 §7.1), and the call returns once no kernel
 	 * I/O and no queued FPDU uses the range */
 	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
-		struct uiw_qp *uq = id->qp;
+		struct rdmap_qp *qp = id_bound_qp(id);
 
-		if (uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa &&
-		    rdmap_qp_mem_revoke(&uq->qp, lo, hi))
+		if (qp && rdmap_qp_mem_revoke(qp, lo, hi))
 			engine_mark(id);
 	}
 	if (ctx_mem_refs(ctx, lo, hi))
