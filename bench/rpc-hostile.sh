@@ -89,17 +89,15 @@ hostiles() {
 		HPIDS="$HPIDS $!"
 		i=$((i + 1))
 	done
-	i=0
-	while [ $i -lt "$2" ]; do
-		"$RAW" -m zloop -p "$RP" -r "$RATE" -t $((SECS + 15)) >"$TMP/z$i.log" 2>&1 &
-		HPIDS="$HPIDS $!"
-		i=$((i + 1))
-	done
-	i=0
-	while [ $i -lt "$3" ]; do
-		"$RAW" -m bigloop -p "$RP" -r "$RATE" -t $((SECS + 15)) >"$TMP/b$i.log" 2>&1 &
-		HPIDS="$HPIDS $!"
-		i=$((i + 1))
+	# $2 clients with empty Read chunks, $3 with oversize chunk lists
+	for spec in "zloop $2 z" "bigloop $3 b"; do
+		set -- $spec
+		i=0
+		while [ $i -lt "$2" ]; do
+			"$RAW" -m "$1" -p "$RP" -r "$RATE" -t $((SECS + 15)) >"$TMP/$3$i.log" 2>&1 &
+			HPIDS="$HPIDS $!"
+			i=$((i + 1))
+		done
 	done
 	sleep 2 # connected and misbehaving
 }

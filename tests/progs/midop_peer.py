@@ -428,6 +428,14 @@ def end_checks(v, e, regions=(), wrs=None, want_st="5"):
     return rep
 
 
+def flushed_once(v, e, wr_id, what):
+    """After uiw_modify_qp(ERR): WR @wr_id completes exactly once, flushed (5)."""
+    w = v.cmd("waitwc %d %d" % (wr_id, 2000 * SLOW))
+    if w["n"] != "1" or w["st"] != "5":
+        e.append("the %s completed %s times (statuses %s) after uiw_modify_qp(ERR), "
+                 "want once, flushed (5)" % (what, w["n"], w["st"]))
+
+
 def modify_err(v, e):
     r = v.cmd("err")
     if r["rc"] != "0" or r["state"] != "6":
@@ -493,10 +501,7 @@ def c_read_flush(v, e, info, cut, act):
     c.send_raw(stream[:k])
     let_victim_take(c)
     modify_err(v, e)
-    w = v.cmd("waitwc %d %d" % (rid, 2000 * SLOW))
-    if w["n"] != "1" or w["st"] != "5":
-        e.append("the Read completed %s times (statuses %s) after uiw_modify_qp(ERR), "
-                 "want once, flushed (5)" % (w["n"], w["st"]))
+    flushed_once(v, e, rid, "Read")
     v.cmd("fill S 0xee")
     if act == "prot":
         v.cmd("prot S none")
@@ -644,10 +649,7 @@ def c_write_src_release(v, e, info, act):
     wid = int(v.cmd("write L %d 0x99 0 1" % size)["first"])
     wait_stalled(c)
     modify_err(v, e)
-    w = v.cmd("waitwc %d %d" % (wid, 2000 * SLOW))
-    if w["n"] != "1" or w["st"] != "5":
-        e.append("the Write completed %s times (statuses %s) after uiw_modify_qp(ERR), want "
-                 "once, flushed (5)" % (w["n"], w["st"]))
+    flushed_once(v, e, wid, "Write")
     d = v.cmd("dereg L")
     if d["rc"] != "0":
         e.append("uiw_dereg_mr rc %s" % d["rc"])

@@ -251,6 +251,22 @@ static void expect(const uint8_t *m, size_t len, uint32_t xid, uint32_t err, con
 	post_rx((unsigned)slot);
 }
 
+/* the RPC call header after the RPC-over-RDMA header at @o: XID, CALL,
+ * RPC version 2, our program, version 1, @proc, AUTH_NONE credential and
+ * verifier; returns the offset after it */
+static size_t put_call(uint8_t *m, size_t o, uint32_t xid, uint32_t proc)
+{
+	put32(m + o, xid), o += 4;
+	put32(m + o, 0), o += 4; /* CALL */
+	put32(m + o, 2), o += 4;
+	put32(m + o, PROG), o += 4;
+	put32(m + o, 1), o += 4;
+	put32(m + o, proc), o += 4;
+	memset(m + o, 0, 16); /* AUTH_NONE cred and verf */
+	return o + 16;
+}
+
+
 /* the header of an RDMA_MSG call at @m with no Read or Write chunk and a
  * Reply chunk of one segment (@rlen octets at @raddr, STag @rkey; @rlen 0:
  * none), then the RPC call header of BULK procedure @proc; returns its
@@ -275,14 +291,7 @@ static size_t call_hdr(uint8_t *m, uint32_t xid, uint32_t proc, uint32_t rkey, u
 	} else {
 		put32(m + o, 0), o += 4;
 	}
-	put32(m + o, xid), o += 4;
-	put32(m + o, 0), o += 4; /* CALL */
-	put32(m + o, 2), o += 4;
-	put32(m + o, PROG), o += 4;
-	put32(m + o, 1), o += 4;
-	put32(m + o, proc), o += 4;
-	memset(m + o, 0, 16); /* AUTH_NONE cred and verf */
-	return o + 16;
+	return put_call(m, o, xid, proc);
 }
 
 /* turn the engine until @file exists (at most 60 s) */
@@ -737,14 +746,7 @@ static size_t zr_call(uint8_t *m, uint32_t xid, int nomsg, uint32_t proc, const 
 	put32(m + o, 0), o += 4; /* no Reply chunk */
 	if (nomsg)
 		return o;
-	put32(m + o, xid), o += 4;
-	put32(m + o, 0), o += 4; /* CALL */
-	put32(m + o, 2), o += 4;
-	put32(m + o, PROG), o += 4;
-	put32(m + o, 1), o += 4;
-	put32(m + o, proc), o += 4;
-	memset(m + o, 0, 16); /* AUTH_NONE cred and verf */
-	return o + 16;
+	return put_call(m, o, xid, proc);
 }
 
 /* the answer to @xid within 12 s: its slot and length; *ms how long it
