@@ -65,11 +65,12 @@ extern "C" {
  *	reply within the window costs no wake-up: NULL round trips on
  *	loopback take about half as long.  Server: after a reply, look for the
  *	next call this long before svc_run() sleeps (default 50; -1: never).
- * @wait_ms: server: the longest its one thread waits for an RDMA Read or
- *	Write, a Send buffer or a reply's Send to complete on one connection
- *	(a peer that does not answer RDMA Reads or stops reading TCP) before
- *	it fails that connection; other connections are not served meanwhile.
- *	0: the environment's UIW_RPC_WAIT_MS, else 10000.  Client: unused.
+ * @wait_ms: server: how long a reply (its Writes and Send) or the RDMA
+ *	Reads of a call's Read chunks may take to complete on one connection
+ *	(a peer that stops reading TCP or does not answer RDMA Reads) before
+ *	that connection is aborted.  The server never waits for them: other
+ *	connections are served meanwhile.  0: the environment's
+ *	UIW_RPC_WAIT_MS, else 10000.  Client: unused.
  */
 struct rpc_rdma_opts {
 	uint32_t inline_send;

@@ -8,13 +8,15 @@
  *    per call; the progress thread of earlier versions cost two thread
  *    switches per call); the SVCXPRT's descriptor is an epoll set of the
  *    context's I/O fd (uiw_context_fd()), the CM event fd and a 100 ms tick
- *    for the engine's timers, so svc_run() wakes when a connection or a
- *    call arrives; after a reply x_stat() says MOREREQS for poll_us (50
- *    us) and x_recv() looks for the next call before svc_run() sleeps;
+ *    for the engine's timers and the deadlines, so svc_run() wakes when a
+ *    connection, a call or a completion arrives; after a reply x_stat()
+ *    says MOREREQS for poll_us (50 us) and x_recv() looks for the next call
+ *    before svc_run() sleeps;
  *  - per connection, @credits receives of the inline receive size are
- *    posted and @credits granted in every reply; a call is decoded with
- *    rpcrdma_hdr_decode() and answered RDMA_ERROR (ERR_VERS, ERR_CHUNK) or
- *    dropped as RFC 8166 §4.5 says;
+ *    posted, @credits granted in every reply, and @credits Send buffers
+ *    kept, so that every call the peer may have outstanding can be
+ *    answered; a call is decoded with rpcrdma_hdr_decode() and answered
+ *    RDMA_ERROR (ERR_VERS, ERR_CHUNK) or dropped as RFC 8166 §4.5 says;
  *  - Read chunks are pulled by RDMA Read straight into their place in the
  *    unreduced call (a position-zero chunk is the call itself), roundup
  *    restored; the dispatch routine decodes the arguments from it;
@@ -25,27 +27,43 @@
  *    answered ERR_CHUNK; with remote invalidation on both sides the reply is
  *    a Send with Invalidate of the Reply (or first Write) chunk's STag.
  *
- * svc_getreq_common() serves one call at a time: xp_recv() hands it the
- * next complete call, xp_getargs() decodes its arguments, xp_reply() sends
- * the reply; the receive is re-posted before the reply leaves.
+ * The one thread never waits for a peer.  svc_getreq_common() serves one
+ * call at a time (xp_recv() hands it the next call that can be served,
+ * xp_getargs() decodes its arguments, xp_reply() posts the reply), and
+ * everything that depends on a peer runs without blocking (pick()):
+ *  - a call with Read chunks has its Reads posted and waits, queued,
+ *    until they are reported (one such call per connection at a time: the
+ *    pull buffers are the connection's); meanwhile other calls are served;
+ *  - a reply is posted and xp_reply() returns: its Writes read a copy of
+ *    the Write chunk's data item in a reply buffer of the server's (the
+ *    service's memory is its own again once svc_sendreply() returns, and
+ *    a peer that stops reading would hold it for as long as it likes),
+ *    the Writes and the Send go back to back (the send queue keeps their
+ *    order), and the reply buffer goes back to the pool when the Send is
+ *    reported complete;
+ *  - a call is dispatched only when its connection has a free Send
+ *    buffer, send queue room for the reply's WRs and reply memory within
+ *    SV_CONN_OUT_MAX (SV_OUT_MAX for all connections; a connection that
+ *    holds none may always go), else it waits queued and the server
+ *    sleeps until a completion;
+ *  - a reply or a pull not reported complete within wait_ms of its
+ *    posting aborts its connection (checked on the tick), which drops its
+ *    calls; its requester reconnects.
  *
  * Memory that posted work requests read or write is fenced: it is not
  * reused, deregistered or freed until the stack has reported the
  * completion (success or flush) of every WR that references it.  Each
- * chain of RDMA Reads or Writes signals only its last WR, whose id names
- * the memory (WS_* below); completions of a send queue come in the order
- * its WRs were posted, so that completion covers the whole chain.  A
- * connection that fails is aborted (its QP moved to error: a graceful
- * disconnect would keep sending from that memory for up to 10 s to a peer
- * that stopped reading), a signaled zero-length marker Write is posted
- * behind everything (its flush stands for the chains whose own signaled
- * end was never posted or whose completion was lost), and its CM id is
- * destroyed, which shuts its socket down and ends the I/O in flight; the
- * rest goes once the marker is reported (reap()).  xp_reply() returns
- * only once the service's result memory (the source of a Write chunk) is
- * no longer referenced, since the service may reuse it as soon as
- * svc_sendreply() returns; a reply buffer still referenced is retired,
- * kept until its connection is freed, and the next reply gets a new one.
+ * chain of RDMA Reads or Writes signals only its last WR; completions of a
+ * send queue come in the order its WRs were posted, so a reply's Send
+ * completion covers its Writes.  A connection that fails is aborted (its
+ * QP moved to error: a graceful disconnect would keep sending from that
+ * memory for up to 10 s to a peer that stopped reading), a signaled
+ * zero-length marker Write is posted behind everything (its flush stands
+ * for the chains whose own signaled end was never posted or whose
+ * completion was lost), and its CM id is destroyed, which shuts its socket
+ * down and ends the I/O in flight; the rest goes once the marker is
+ * reported (reap()), its reply buffers deregistered (which returns only
+ * once the stack let go of them) and freed.
  */
 #include "rpc_rdma_int.h"
 
@@ -68,32 +86,51 @@ static int dbg_on = -1; /* UIW_RPC_DEBUG, read once */
 		if (dbg_on)                                                                        \
 			fprintf(stderr, "svc_rdma: " __VA_ARGS__);                                 \
 	} while (0)
-#define NTX	  8 /* reply Send buffers per connection */
-#define QCAP	  (MAX_CONNS * RR_CREDITS_MAX) /* calls waiting for dispatch */
-/* send queue depth: Read or Write chunk segments, reply Sends and spare */
-#define SV_SEND_WR (4 * RR_MAX_CHUNK_SEGS + NTX + 8)
+#define QCAP (MAX_CONNS * RR_CREDITS_MAX) /* calls not yet dispatched */
+/* send queue depth: a Send per credit, a reply's Write and Reply chunk
+ * segments and Send, a call's Read segments, the marker, and spare */
+#define SV_SQ_CAP(credits) (2 * (credits) + 2 * RR_MAX_CHUNK_SEGS + 1 + RR_MAX_READ_SEGS + 8)
+#define SV_WAIT_MS	   10000 /* default bound of a reply's or a pull's completion (wait_ms) */
+#define SV_CHECK_MS	   20	 /* deadlines looked at (at most) this often */
+#define SV_CONN_OUT_MAX	   (32u << 20) /* reply memory one connection holds before its calls wait */
+#define SV_OUT_MAX	   (256u << 20) /* ... all connections together */
+#define SV_POOL_MAX_N	   16	/* idle reply buffers kept */
+#define SV_POOL_MAX_BYTES  (64u << 20)
+#define SV_RB_ROUND	   (64u << 10) /* reply buffer sizes are multiples of this */
 
 static __thread char svc_err[256];
 
 /* slots (in SV_WRID) of the chains of RDMA Reads/Writes: which memory
  * their WRs reference */
-#define WS_PULL	  0 /* Reads of a call's Read chunks, into cbuf or p0 */
-#define WS_RESULT 1 /* Writes of a Write chunk, from the service's result memory */
-#define WS_RCHUNK 2 /* Writes of a Reply chunk, from a struct rbuf */
-#define WS_FENCE  3 /* the marker behind everything of a failed connection */
+#define WS_PULL	 0 /* Reads of a call's Read chunks, into cbuf or p0 */
+#define WS_REPLY 1 /* Writes of a reply (Write chunk, Reply chunk), from its struct rbuf */
+#define WS_FENCE 3 /* the marker behind everything of a failed connection */
 
-/* a reply encode buffer, also the source of Reply chunk Writes */
+/* a reply buffer: the encoded reply and a copy of its Write chunk's data
+ * item, the source of the reply's RDMA Writes.  Held by the Send buffer
+ * (struct txs) of the reply until that Send is reported complete, then
+ * back in the server's pool */
 struct rbuf {
 	uint8_t *p;
 	size_t cap;
 	struct uiw_mr *mr;
-	int out;     /* Reply chunk Write chains from it not yet reported complete */
-	int retired; /* no longer the server's: freed once out is 0 */
+	struct rbuf *next; /* in the pool */
+};
+
+/* a call's way from its receive to its reply (x_recv()'s pick()) */
+enum {
+	RQ_NEW,	  /* queued, its Read chunks not pulled yet */
+	RQ_PULL,  /* RDMA Reads of its Read chunks posted (cn->pull_out) */
+	RQ_READY, /* the unreduced call is complete: dispatch when a Send buffer is free */
+	RQ_ERR,	  /* answer RDMA_ERROR (err) when a Send buffer is free */
 };
 
 struct sreq {
 	struct sconn *cn;
-	unsigned slot; /* its receive */
+	unsigned slot; /* its receive: re-posted when the call is answered or dropped */
+	int state;     /* RQ_* */
+	int phase;     /* RQ_PULL of a Long call: 1 its Position-Zero chunk, 2 the others */
+	uint32_t err;  /* RQ_ERR: RPCRDMA_ERR_VERS or RPCRDMA_ERR_CHUNK */
 	uint32_t xid;
 	struct rpcrdma_hdr h;
 	struct rpcrdma_read_seg rs[RR_MAX_READ_SEGS];
@@ -108,6 +145,16 @@ struct sreq {
 	int replied;
 };
 
+/* a reply's Send buffer and what the reply's WRs hold until that Send is
+ * reported complete (a send queue completes in order: the Send's
+ * completion reports the Writes posted before it too) */
+struct txs {
+	int busy;
+	int wrs;	  /* WRs of the reply (Writes and the Send): send queue room */
+	struct rbuf *rb;  /* the Writes' source, or NULL */
+	int64_t t0;	  /* posted (mono_ms()): the reply's deadline is t0 + wait_ms */
+};
+
 struct sconn {
 	struct rr_svc *sv;
 	int used, up;
@@ -117,10 +164,14 @@ struct sconn {
 	uint8_t *rx;
 	uint32_t rxsz;
 	struct uiw_mr *rx_mr;
-	uint8_t *tx; /* NTX reply Sends */
+	uint8_t *tx; /* ntx reply Send buffers */
 	uint32_t txsz;
 	struct uiw_mr *tx_mr;
-	int tx_busy[NTX];
+	struct txs *txs;
+	unsigned ntx;	  /* = credits: every call the peer may send can be answered */
+	unsigned tx_busy; /* Send buffers in use */
+	size_t out_bytes; /* reply buffers held by its Send buffers */
+	int sq_used, sq_cap; /* send queue WRs counted until reported */
 	uint8_t *cbuf; /* unreduced call with pulled chunks */
 	size_t ccap;
 	struct uiw_mr *c_mr;
@@ -128,15 +179,15 @@ struct sconn {
 	size_t p0cap;
 	struct uiw_mr *p0_mr;
 	struct sreq *reqs; /* one per receive slot */
-	/* chains posted whose completion (success or flush) is not reported
-	 * yet: their memory is not reused, deregistered or freed meanwhile */
-	int pull_out;	  /* WS_PULL: cbuf or p0 */
-	int result_out;	  /* WS_RESULT: the service's result memory */
-	struct rbuf *rb;  /* WS_RCHUNK: the reply buffer a chain reads, or a retired one */
-	int rb_chain;	  /* that chain is not reported complete yet */
-	int fence_out;	  /* WS_FENCE: the marker is posted, not yet reported */
-	int fence_retry;  /* the marker could not be posted yet */
-	int failed;	  /* aborted (conn_fail()): no more calls, its QP in error, id destroyed */
+	/* the call that owns cbuf/p0: its Reads are in flight (pull_out) or
+	 * it waits for dispatch or is being served; one at a time */
+	struct sreq *puller;
+	int pull_out;	   /* WS_PULL chain posted, not reported yet */
+	int pull_wrs;	   /* its WRs */
+	int64_t pull_t0;   /* posted (mono_ms()) */
+	int fence_out;	   /* WS_FENCE: the marker is posted, not yet reported */
+	int fence_retry;   /* the marker could not be posted yet */
+	int failed;	   /* aborted (conn_fail()): no more calls, its QP in error, id destroyed */
 	int64_t failed_ms; /* when (mono_ms()) */
 	uint32_t gen; /* generation of this slot's connection (SV_WRID) */
 };
@@ -153,16 +204,21 @@ struct rr_svc {
 	int port, epfd;
 	uint32_t next_gen;
 	struct sconn conns[MAX_CONNS];
-	/* calls complete and waiting for dispatch (one per receive at most) */
+	/* calls received and not yet dispatched or answered (one per receive
+	 * at most), in arrival order; pick() takes the first it can serve */
 	struct sreq *q[QCAP];
 	unsigned qh, qt;
+	int more; /* pick() found work at its last look: x_stat() says MOREREQS */
 	struct sreq *cur;
-	struct rbuf *rb; /* the reply encode buffer (NULL: none yet) */
+	struct rbuf *pool; /* idle reply buffers */
+	unsigned pool_n;
+	size_t pool_bytes;
+	size_t out_bytes; /* reply buffers held by Sends of every connection */
+	int64_t next_check; /* mono_ms() of the next deadline check */
 	struct rpc_rdma_info info;
-	int wait_ms; /* bound of one wait for a Read, Write or Send (opts) */
+	int wait_ms; /* bound of a reply's or a pull's completion (opts) */
 	uint64_t queue_full; /* calls refused: dispatch ring full */
 	uint64_t cq_overflows;
-	int waiting; /* inside a wait (wait_out, fence_wait, tx_slot, a Long reply's Send) */
 };
 
 /* ---- connections ------------------------------------------------------- */
@@ -174,6 +230,22 @@ struct rr_svc {
 	((uint64_t)(cn)->gen << 32 |                                                               \
 	 RR_WRID(kind, (unsigned)((cn) - (cn)->sv->conns) << 12 | (unsigned)(slot)))
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int post_rx(struct sconn *cn, unsigned slot)
 {
 	struct uiw_sge sge = { (uintptr_t)(cn->rx + (size_t)slot * cn->rxsz), cn->rxsz, cn->rx_mr->lkey };
@@ -184,72 +256,95 @@ static int post_rx(struct sconn *cn, unsigned slot)
 	return uiw_post_recv(cn->qp, &wr, &bad);
 }
 
+/* ---- reply buffers ------------------------------------------------------ */
+
 static void rb_free(struct rbuf *b)
 {
 	if (!b)
 		return;
-	if (b->mr)
-		uiw_dereg_mr(b->mr);
+	/* nothing references it any more (its WRs were reported, or its
+	 * connection is gone); should the stack still hold it, keep the
+	 * memory rather than free what may be read */
+	if (b->mr && uiw_dereg_mr(b->mr)) {
+		fprintf(stderr, "svc_rdma: a reply buffer is still referenced: leaked, not freed\n");
+		return;
+	}
 	free(b->p);
 	free(b);
 }
 
-/* the Reply chunk chain of @cn is reported complete: the server's
- * buffer may be reused.  A retired one (its connection failed) stays
- * with the connection until conn_free(): a flush may be reported before
- * the I/O in flight has ended, and holding it until the connection is
- * gone costs nothing */
-static void rb_release(struct sconn *cn)
-{
-	struct rbuf *b = cn->rb;
-
-	if (!b || !cn->rb_chain)
-		return;
-	cn->rb_chain = 0;
-	if (b->out)
-		b->out--;
-	if (!b->retired || !cn->failed) {
-		cn->rb = NULL;
-		if (b->retired && !b->out)
-			rb_free(b);
-	}
-}
-
-/* the reply buffer of at least @need octets: the server's, or a new one
- * (the old one is freed, or retired while a chain still reads it) */
+/* a reply buffer of at least @need octets: an idle one from the pool (the
+ * smallest that fits) or a new one */
 static struct rbuf *rb_get(struct rr_svc *sv, size_t need)
 {
-	struct rbuf *b = sv->rb;
+	struct rbuf **best = NULL, *b;
 
-	if (b && b->cap >= need && !b->out)
+	for (struct rbuf **pp = &sv->pool; *pp; pp = &(*pp)->next)
+		if ((*pp)->cap >= need && (!best || (*pp)->cap < (*best)->cap))
+			best = pp;
+	if (best) {
+		b = *best;
+		*best = b->next;
+		b->next = NULL;
+		sv->pool_n--;
+		sv->pool_bytes -= b->cap;
 		return b;
-	if (b) {
-		if (b->out)
-			b->retired = 1;
-		else
-			rb_free(b);
 	}
-	sv->rb = b = calloc(1, sizeof(*b));
+	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	b->cap = (need + 4095) & ~(size_t)4095;
+	b->cap = (need + SV_RB_ROUND - 1) & ~(size_t)(SV_RB_ROUND - 1);
 	b->p = aligned_alloc(4096, b->cap);
-	if (!b->p || uiw_reg_mr(sv->pd, b->p, b->cap, UIW_ACCESS_LOCAL_WRITE, &b->mr)) {
+	if (!b->p || uiw_reg_mr(sv->pd, b->p, b->cap, 0, &b->mr)) {
+		b->mr = NULL;
 		rb_free(b);
-		sv->rb = NULL;
 		return NULL;
 	}
 	return b;
 }
 
-/* the server's reply buffer, if a chain still reads it, is retired: it
- * goes when the chain's completion is reported; the next reply gets a
- * new one */
-static void rb_retire(struct rr_svc *sv)
+/* @b is no longer referenced by any WR: back to the pool, or freed when
+ * the pool holds enough (the largest idle one goes first) */
+static void rb_put(struct rr_svc *sv, struct rbuf *b)
 {
-	if (sv->rb && sv->rb->out) {
-		sv->rb->retired = 1;
-		sv->rb = NULL;
+	if (!b)
+		return;
+	b->next = sv->pool;
+	sv->pool = b;
+	sv->pool_n++;
+	sv->pool_bytes += b->cap;
+	while (sv->pool && (sv->pool_n > SV_POOL_MAX_N || sv->pool_bytes > SV_POOL_MAX_BYTES)) {
+		struct rbuf **big = &sv->pool;
+
+		for (struct rbuf **pp = &sv->pool; *pp; pp = &(*pp)->next)
+			if ((*pp)->cap > (*big)->cap)
+				big = pp;
+		b = *big;
+		*big = b->next;
+		sv->pool_n--;
+		sv->pool_bytes -= b->cap;
+		rb_free(b);
+	}
+}
+
+/* Send buffer @t of @cn is reported complete (success: its reply's Writes
+ * too); @keep: the connection failed, its reply buffer stays with the
+ * connection until conn_free() */
+static void tx_done(struct sconn *cn, unsigned t, int keep)
+{
+	struct txs *x = &cn->txs[t];
+
+	if (!x->busy)
+		return;
+	x->busy = 0;
+	cn->tx_busy--;
+	cn->sq_used -= x->wrs;
+	x->wrs = 0;
+	if (x->rb && !keep) {
+		cn->out_bytes -= x->rb->cap;
+		cn->sv->out_bytes -= x->rb->cap;
+		rb_put(cn->sv, x->rb);
+		x->rb = NULL;
 	}
 }
 
@@ -270,15 +365,14 @@ static int post_marker(struct sconn *cn)
 	return rc;
 }
 
-static int64_t mono_ms(void);
-
 /* @cn failed: aborted, not closed gracefully (a graceful close keeps
  * sending what is queued, from memory the server may reuse, for up to
  * 10 s to a peer that stopped reading): its QP goes to error (every WR is
  * flushed), the marker posted behind everything fences what no signaled
  * completion will report, and its id is destroyed: its socket is shut
  * down, which ends the send in flight, and closed (uiw_destroy_id()
- * returns then).  No DISCONNECTED comes for it: reap() frees it */
+ * returns then).  Its calls not yet answered are dropped.  No
+ * DISCONNECTED comes for it: reap() frees it */
 static void conn_fail(struct sconn *cn)
 {
 	struct uiw_qp_attr a;
@@ -301,24 +395,41 @@ static void conn_fail(struct sconn *cn)
 	    (long long)(mono_ms() - cn->failed_ms));
 }
 
+/* drop the queued calls of @cn and compact the ring (left as holes, they
+ * were counted, and calls of other connections queued later overwrote
+ * unread ones) */
+static void unqueue(struct rr_svc *sv, struct sconn *cn)
+{
+	unsigned w = sv->qh;
+
+	for (unsigned i = sv->qh; i != sv->qt; i++) {
+		struct sreq *r = sv->q[i % QCAP];
+
+		if (r->cn != cn)
+			sv->q[w++ % QCAP] = r;
+	}
+	sv->qt = w;
+}
+
+/* take the call at ring index @i out of the ring, order kept; returns the
+ * index a scan at @i goes on from after its i++ */
+static unsigned q_remove(struct rr_svc *sv, unsigned i)
+{
+	if (i == sv->qh) {
+		sv->qh++;
+		return i;
+	}
+	for (unsigned j = i; j + 1 != sv->qt; j++)
+		sv->q[j % QCAP] = sv->q[(j + 1) % QCAP];
+	sv->qt--;
+	return i - 1;
+}
+
 static void conn_free(struct sconn *cn)
 {
 	struct rr_svc *sv = cn->sv;
 
-	/* calls of this connection still queued are dropped: the ring is
-	 * compacted, so that they no longer count (left as holes, they did,
-	 * and calls of other connections queued later overwrote unread ones) */
-	{
-		unsigned w = sv->qh;
-
-		for (unsigned i = sv->qh; i != sv->qt; i++) {
-			struct sreq *r = sv->q[i % QCAP];
-
-			if (r && r->cn != cn)
-				sv->q[w++ % QCAP] = r;
-		}
-		sv->qt = w;
-	}
+	unqueue(sv, cn);
 	if (sv->cur && sv->cur->cn == cn)
 		sv->cur = NULL;
 	/* the id first: uiw_destroy_qp() refuses a QP its id still holds
@@ -335,14 +446,23 @@ static void conn_free(struct sconn *cn)
 		uiw_dereg_mr(cn->c_mr);
 	if (cn->p0_mr)
 		uiw_dereg_mr(cn->p0_mr);
-	/* its connection is closed (DISCONNECTED, its id destroyed): every
-	 * WR was flushed and reported, a completion not taken yet included */
-	rb_release(cn);
-	if (cn->rb && cn->rb->retired)
-		rb_free(cn->rb);
-	cn->rb = NULL;
+	/* its connection is closed (DISCONNECTED, or its id and QP
+	 * destroyed): every WR was flushed and its I/O has ended */
+	for (unsigned t = 0; cn->txs && t < cn->ntx; t++) {
+		struct rbuf *b = cn->txs[t].rb;
+
+		if (b) {
+			cn->txs[t].rb = NULL;
+			sv->out_bytes -= b->cap;
+			if (cn->failed)
+				rb_free(b); /* deregistered: returns only once the stack let go of it */
+			else
+				rb_put(sv, b);
+		}
+	}
 	free(cn->rx);
 	free(cn->tx);
+	free(cn->txs);
 	free(cn->cbuf);
 	free(cn->p0);
 	free(cn->reqs);
@@ -373,9 +493,11 @@ static void on_request(struct rr_svc *sv, struct uiw_cm_event *ev)
 	cn->used = 1;
 	cn->gen = ++sv->next_gen;
 	cn->id = ev->id;
+	cn->ntx = sv->o.credits;
+	cn->sq_cap = (int)SV_SQ_CAP(sv->o.credits);
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = qa.recv_cq = sv->cq;
-	qa.cap.max_send_wr = SV_SEND_WR;
+	qa.cap.max_send_wr = (unsigned)cn->sq_cap;
 	qa.cap.max_recv_wr = sv->o.credits;
 	qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 1;
@@ -387,12 +509,13 @@ static void on_request(struct rr_svc *sv, struct uiw_cm_event *ev)
 	cn->rxsz = sv->o.inline_recv;
 	cn->txsz = sv->o.inline_send;
 	cn->rx = aligned_alloc(64, (size_t)sv->o.credits * cn->rxsz);
-	cn->tx = aligned_alloc(64, (size_t)NTX * cn->txsz);
+	cn->tx = aligned_alloc(64, (size_t)cn->ntx * cn->txsz);
+	cn->txs = calloc(cn->ntx, sizeof(struct txs));
 	cn->reqs = calloc(sv->o.credits, sizeof(struct sreq));
-	if (!cn->rx || !cn->tx || !cn->reqs)
+	if (!cn->rx || !cn->tx || !cn->txs || !cn->reqs)
 		goto fail;
 	if (uiw_reg_mr(sv->pd, cn->rx, (size_t)sv->o.credits * cn->rxsz, UIW_ACCESS_LOCAL_WRITE, &cn->rx_mr) ||
-	    uiw_reg_mr(sv->pd, cn->tx, (size_t)NTX * cn->txsz, 0, &cn->tx_mr))
+	    uiw_reg_mr(sv->pd, cn->tx, (size_t)cn->ntx * cn->txsz, 0, &cn->tx_mr))
 		goto fail;
 	for (unsigned i = 0; i < sv->o.credits; i++)
 		if (post_rx(cn, i))
@@ -452,7 +575,7 @@ static int cm_events(struct rr_svc *sv)
 	return n;
 }
 
-/* ---- completions ------------------------------------------------------- */
+/* ---- calls ------------------------------------------------------------- */
 
 static void queue_req(struct rr_svc *sv, struct sreq *r)
 {
@@ -468,7 +591,98 @@ static void queue_req(struct rr_svc *sv, struct sreq *r)
 	sv->q[sv->qt++ % QCAP] = r;
 }
 
-static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len);
+/* a free Send buffer of @cn, or -1 */
+static int tx_free(struct sconn *cn)
+{
+	if (cn->tx_busy >= cn->ntx)
+		return -1;
+	for (unsigned i = 0; i < cn->ntx; i++)
+		if (!cn->txs[i].busy)
+			return (int)i;
+	return -1;
+}
+
+/* post the reply in Send buffer @t (@len octets; @inv: Send with
+ * Invalidate of that STag), after the @wrs - 1 Writes of the reply */
+static int post_send(struct sconn *cn, int t, uint32_t len, uint32_t inv, int wrs)
+{
+	struct uiw_sge sge = { (uintptr_t)(cn->tx + (size_t)t * cn->txsz), len, cn->tx_mr->lkey };
+	struct uiw_send_wr wr, *bad;
+	struct txs *x = &cn->txs[t];
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = SV_WRID(cn, RR_WR_SEND, t);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = inv ? UIW_WR_SEND_WITH_INV : UIW_WR_SEND;
+	wr.invalidate_rkey = inv;
+	wr.send_flags = UIW_SEND_SIGNALED;
+	x->busy = 1;
+	x->wrs = wrs;
+	x->t0 = mono_ms();
+	cn->tx_busy++;
+	cn->sq_used += wrs;
+	return uiw_post_send(cn->qp, &wr, &bad);
+}
+
+/* the RDMA_ERROR @err for @r, whose receive is re-posted first; -1 when no
+ * Send buffer or no send queue room is free (@r waits, queued) */
+static int send_err(struct rr_svc *sv, struct sreq *r)
+{
+	struct sconn *cn = r->cn;
+	int t = tx_free(cn);
+	ssize_t n;
+
+	if (t < 0 || cn->sq_used + 2 > cn->sq_cap)
+		return -1;
+	n = rpcrdma_error_encode(cn->tx + (size_t)t * cn->txsz, cn->txsz, &r->h, sv->o.credits, r->err, 0);
+	sv->info.rdma_errors++;
+	post_rx(cn, r->slot);
+	if (n <= 0 || post_send(cn, t, (uint32_t)n, 0, 1)) {
+		DBG("error reply not sent: connection failed\n");
+		conn_fail(cn);
+	}
+	return 0;
+}
+
+/* a call arrived in receive @slot of @cn (@len octets) */
+static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t len)
+{
+	struct sreq *r = &cn->reqs[slot];
+	uint8_t *p = cn->rx + (size_t)slot * cn->rxsz;
+	struct rpcrdma_dec_cfg cfg;
+	struct rpcrdma_dec_err e;
+	ssize_t hl;
+
+	memset(r, 0, sizeof(*r));
+	r->cn = cn;
+	r->slot = slot;
+	cfg = (struct rpcrdma_dec_cfg){ r->rs, RR_MAX_READ_SEGS, r->wch, RR_MAX_WRITE, r->segs, RR_MAX_SEGS,
+					RR_MAX_CHUNK_SEGS, 0 };
+	hl = rpcrdma_hdr_decode(p, len, &cfg, &r->h, &e);
+	DBG("call %u octets: decode %zd (%s), proc %u\n", len, hl, rpcrdma_reason_name(e.reason), r->h.proc);
+	switch (rpcrdma_rx_verdict(hl, &r->h, 1)) {
+	case RPCRDMA_V_DROP:
+		post_rx(cn, slot);
+		return;
+	case RPCRDMA_V_SEND_ERR_VERS:
+	case RPCRDMA_V_SEND_ERR_CHUNK:
+		/* answered in turn, when a Send buffer is free; the receive
+		 * (and so @r) stays the call's until then */
+		r->state = RQ_ERR;
+		r->err = hl == -EPROTONOSUPPORT ? RPCRDMA_ERR_VERS : RPCRDMA_ERR_CHUNK;
+		queue_req(sv, r);
+		return;
+	case RPCRDMA_V_ACCEPT:
+		break;
+	}
+	rpcrdma_chunk_info(&r->h, &r->ci);
+	r->xid = r->h.xid;
+	r->hl = (uint32_t)hl;
+	r->len = len;
+	r->state = RQ_NEW;
+	queue_req(sv, r);
+}
 
 static int grow(uint8_t **buf, size_t *cap, struct uiw_mr **mr, struct uiw_pd *pd, size_t need, int acc)
 {
@@ -489,53 +703,32 @@ static int grow(uint8_t **buf, size_t *cap, struct uiw_mr **mr, struct uiw_pd *p
 	return uiw_reg_mr(pd, n, *cap, acc, mr);
 }
 
-static int wait_out(struct rr_svc *sv, struct sconn *cn, int *out);
-
-/* a call arrived in receive @slot of @cn (@len octets) */
-static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t len)
+/* post the Reads of one chain of @r's Read chunk segments @segs (n) into
+ * @dst: 0 posted (RQ_PULL until reported), 1 nothing to read, -1 the
+ * connection failed */
+static int pull(struct sconn *cn, uint8_t *dst, uint32_t lkey, uint64_t len, const struct rpcrdma_seg *segs,
+		uint32_t n)
 {
-	struct sreq *r = &cn->reqs[slot];
-	uint8_t *p = cn->rx + (size_t)slot * cn->rxsz;
-	struct rpcrdma_dec_cfg cfg;
-	struct rpcrdma_dec_err e;
-	ssize_t hl;
-	uint8_t ebuf[32];
+	int posted = rr_post_rdma(cn->qp, 0, dst, lkey, len, segs, n, SV_WRID(cn, RR_WR_READ, WS_PULL));
 
-	memset(r, 0, sizeof(*r));
-	r->cn = cn;
-	r->slot = slot;
-	cfg = (struct rpcrdma_dec_cfg){ r->rs, RR_MAX_READ_SEGS, r->wch, RR_MAX_WRITE, r->segs, RR_MAX_SEGS,
-					RR_MAX_CHUNK_SEGS, 0 };
-	hl = rpcrdma_hdr_decode(p, len, &cfg, &r->h, &e);
-	DBG("call %u octets: decode %zd (%s), proc %u\n", len, hl, rpcrdma_reason_name(e.reason), r->h.proc);
-	switch (rpcrdma_rx_verdict(hl, &r->h, 1)) {
-	case RPCRDMA_V_DROP:
-		post_rx(cn, slot);
-		return;
-	case RPCRDMA_V_SEND_ERR_VERS:
-	case RPCRDMA_V_SEND_ERR_CHUNK: {
-		uint32_t err = hl == -EPROTONOSUPPORT ? RPCRDMA_ERR_VERS : RPCRDMA_ERR_CHUNK;
-		ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, err, 0);
-
-		sv->info.rdma_errors++;
-		post_rx(cn, slot);
-		if (n > 0)
-			send_hdr_only(cn, ebuf, (size_t)n);
-		return;
+	if (posted < 0) {
+		conn_fail(cn);
+		return -1;
 	}
-	case RPCRDMA_V_ACCEPT:
-		break;
-	}
-	rpcrdma_chunk_info(&r->h, &r->ci);
-	r->xid = r->h.xid;
-	r->hl = (uint32_t)hl;
-	r->len = len;
-	queue_req(sv, r);
+	if (!posted)
+		return 1;
+	cn->pull_out = 1;
+	cn->pull_wrs = posted;
+	cn->sq_used += posted;
+	cn->pull_t0 = mono_ms();
+	return 0;
 }
 
-/* the unreduced call of @r: pull its Read chunks into place (at dispatch
- * time, so that one buffer per connection serves every call); 0 or -1
- * (answered with ERR_CHUNK, or the connection is broken).
+/* the unreduced call of @r: pull its Read chunks into place, one call of a
+ * connection at a time (one pull buffer per connection), without waiting:
+ * 0 the call is complete (RQ_READY), 1 Reads are in flight (RQ_PULL, call
+ * again once cn->pull_out is 0), -1 the call is answered ERR_CHUNK
+ * (RQ_ERR) or its connection failed.
  *
  * Zero-length chunks and segments, as RFC 8166 has them (read from the
  * RFC's text): §3.4.3 names a segment of Length 0 an "empty segment", a
@@ -543,125 +736,165 @@ static void on_call(struct rr_svc *sv, struct sconn *cn, unsigned slot, uint32_t
  * §3.4.5 reinserts a Read chunk's octets at its Position.  So an empty
  * segment moves nothing and gets no RDMA Read (rr_post_rdma() skips it),
  * and a Read chunk whose segments are all empty reinserts zero octets:
- * when nothing was posted nothing is waited for (the wait for a
- * completion that could not come held the server for its whole bound).
- * Whether zero octets suit the arguments is the ULP's to say (GARBAGE_ARGS,
- * §4.5.2).  A Position-Zero Read chunk of length 0 leaves an RDMA_NOMSG
- * call without any Payload stream, not even the XID (§3.2), the case
- * §4.5.2 lists as an XDR error (nowhere to hold the Payload stream):
- * ERR_CHUNK. */
+ * when nothing was posted nothing is waited for.  Whether zero octets suit
+ * the arguments is the ULP's to say (GARBAGE_ARGS, §4.5.2).  A
+ * Position-Zero Read chunk of length 0 leaves an RDMA_NOMSG call without
+ * any Payload stream, not even the XID (§3.2), the case §4.5.2 lists as
+ * an XDR error (nowhere to hold the Payload stream): ERR_CHUNK.
+ *
+ * A Long call takes two steps: its Position-Zero chunk is pulled first
+ * (phase 1), then the call is rebuilt from it with the other chunks
+ * pulled at their positions (phase 2, reads issued from the rebuilt
+ * offsets). */
 static int assemble(struct rr_svc *sv, struct sreq *r)
 {
 	struct sconn *cn = r->cn;
-	unsigned slot = r->slot;
-	uint8_t *p = cn->rx + (size_t)slot * cn->rxsz;
-	uint32_t len = r->len;
-	ssize_t hl = r->hl;
-	uint8_t ebuf[32];
+	uint8_t *p = cn->rx + (size_t)r->slot * cn->rxsz;
+	const uint8_t *red; /* the reduced Payload stream */
+	uint64_t redlen, total, o = 0, ri = 0;
+	uint32_t k = 0;
+	int rc;
 
+	if (r->ci.read_chunks)
+		cn->puller = r; /* cbuf and p0 are its until it is answered */
+	if (r->state == RQ_NEW && r->ci.long_call) {
+		/* phase 1: the Position-Zero chunk */
+		struct rpcrdma_seg s0[RR_MAX_READ_SEGS];
+		uint32_t n0 = 0;
+
+		if (!r->ci.pos0_len || r->ci.pos0_len > sv->o.max_call ||
+		    grow(&cn->p0, &cn->p0cap, &cn->p0_mr, sv->pd, r->ci.pos0_len + 4, UIW_ACCESS_LOCAL_WRITE))
+			goto err_chunk;
+		for (uint32_t i = 0; i < r->h.nread; i++)
+			if (r->h.read[i].position == 0)
+				s0[n0++] = r->h.read[i].seg;
+		r->state = RQ_PULL;
+		r->phase = 1;
+		rc = pull(cn, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0);
+		if (rc < 0)
+			return -1;
+		sv->info.read_chunk_octets += r->ci.pos0_len;
+		if (rc == 0)
+			return 1;
+	}
+	if (r->state == RQ_PULL && r->phase == 2) {
+		/* phase 2 reported: the call is in cbuf (r->call_len) */
+		r->call = cn->cbuf;
+		goto ready;
+	}
+	if (r->ci.long_call) {
+		red = cn->p0;
+		redlen = r->ci.pos0_len;
+	} else {
+		red = p + r->hl;
+		redlen = r->len - (uint64_t)r->hl;
+	}
+	if (r->ci.read_chunks == (r->ci.long_call ? 1u : 0u)) {
+		r->call = red;
+		r->call_len = (uint32_t)redlen;
+		goto ready;
+	}
+	/* rebuild: reduced octets, then each chunk at its position; the
+	 * Reads go out together, one chain */
+	total = redlen + (r->ci.read_len - (r->ci.long_call ? r->ci.pos0_len : 0)) + 4 * r->h.nread;
+	if (total > sv->o.max_call ||
+	    grow(&cn->cbuf, &cn->ccap, &cn->c_mr, sv->pd, total, UIW_ACCESS_LOCAL_WRITE))
+		goto err_chunk;
 	{
-		const uint8_t *red; /* the reduced Payload stream */
-		uint64_t redlen, total;
-		uint32_t i;
+		struct rpcrdma_seg sg[RR_MAX_READ_SEGS];
+		uint8_t *dst[RR_MAX_READ_SEGS];
+		uint32_t n = 0;
+		uint64_t clen_all = 0;
 
-		if (r->ci.long_call) {
-			/* pull the position-zero chunk first */
-			struct rpcrdma_seg s0[RR_MAX_READ_SEGS];
-			uint32_t n0 = 0;
+		while (k < r->h.nread) {
+			uint32_t pos = r->h.read[k].position;
+			uint64_t clen = 0, before;
 
-			int posted;
-
-			if (!r->ci.pos0_len || r->ci.pos0_len > sv->o.max_call ||
-			    grow(&cn->p0, &cn->p0cap, &cn->p0_mr, sv->pd, r->ci.pos0_len + 4,
-				 UIW_ACCESS_LOCAL_WRITE))
-				goto err_chunk;
-			for (i = 0; i < r->h.nread; i++)
-				if (r->h.read[i].position == 0)
-					s0[n0++] = r->h.read[i].seg;
-			cn->pull_out = 1;
-			posted = rr_post_rdma(cn->qp, 0, cn->p0, cn->p0_mr->lkey, r->ci.pos0_len, s0, n0,
-					      SV_WRID(cn, RR_WR_READ, WS_PULL));
-			if (!posted)
-				cn->pull_out = 0;
-			if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->pull_out)))
-				goto broken;
-			red = cn->p0;
-			redlen = r->ci.pos0_len;
-			sv->info.read_chunk_octets += redlen;
-		} else {
-			red = p + hl;
-			redlen = len - (uint64_t)hl;
-		}
-		total = redlen + (r->ci.read_len - (r->ci.long_call ? r->ci.pos0_len : 0)) + 4 * r->h.nread;
-		if (r->ci.read_chunks == (r->ci.long_call ? 1u : 0u)) {
-			r->call = red;
-			r->call_len = (uint32_t)redlen;
-		} else {
-			/* rebuild: reduced octets, then each chunk at its position */
-			uint64_t o = 0, ri = 0;
-			uint32_t k = 0;
-
-			if (total > sv->o.max_call ||
-			    grow(&cn->cbuf, &cn->ccap, &cn->c_mr, sv->pd, total, UIW_ACCESS_LOCAL_WRITE))
-				goto err_chunk;
-			while (k < r->h.nread) {
-				uint32_t pos = r->h.read[k].position, n = 0;
-				struct rpcrdma_seg sg[RR_MAX_READ_SEGS];
-				uint64_t clen = 0, before;
-				int posted;
-
-				if (pos == 0) { /* the Long call's own chunk */
-					k++;
-					continue;
-				}
-				while (k < r->h.nread && r->h.read[k].position == pos) {
-					sg[n++] = r->h.read[k].seg;
-					clen += r->h.read[k].seg.length;
-					k++;
-				}
-				if (pos < o || pos - o > redlen - ri)
-					goto err_chunk; /* positions out of order or past the stream */
-				before = pos - o;
-				memcpy(cn->cbuf + o, red + ri, before);
-				o += before;
-				ri += before;
-				cn->pull_out = 1;
-				posted = rr_post_rdma(cn->qp, 0, cn->cbuf + o, cn->c_mr->lkey, clen, sg, n,
-						      SV_WRID(cn, RR_WR_READ, WS_PULL));
-				if (!posted)
-					cn->pull_out = 0;
-				if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->pull_out)))
-					goto broken;
-				sv->info.read_chunk_octets += clen;
-				o += clen;
-				while (o % 4)
-					cn->cbuf[o++] = 0;
+			if (pos == 0) { /* the Long call's own chunk */
+				k++;
+				continue;
 			}
-			memcpy(cn->cbuf + o, red + ri, redlen - ri);
-			o += redlen - ri;
+			if (pos < o || pos - o > redlen - ri)
+				goto err_chunk; /* positions out of order or past the stream */
+			before = pos - o;
+			memcpy(cn->cbuf + o, red + ri, before);
+			o += before;
+			ri += before;
+			while (k < r->h.nread && r->h.read[k].position == pos) {
+				sg[n] = r->h.read[k].seg;
+				dst[n] = cn->cbuf + o + clen;
+				clen += r->h.read[k].seg.length;
+				n++;
+				k++;
+			}
+			o += clen;
+			clen_all += clen;
+			while (o % 4)
+				cn->cbuf[o++] = 0;
+		}
+		memcpy(cn->cbuf + o, red + ri, redlen - ri);
+		o += redlen - ri;
+		r->call_len = (uint32_t)o;
+		/* one Read per non-empty segment into its place, the last
+		 * signaled */
+		{
+			int posted = 0, last = -1;
+
+			for (uint32_t i = 0; i < n; i++)
+				if (sg[i].length)
+					last = (int)i;
+			for (uint32_t i = 0; i < n; i++) {
+				struct uiw_sge sge;
+				struct uiw_send_wr wr, *bad;
+
+				if (!sg[i].length)
+					continue;
+				memset(&wr, 0, sizeof(wr));
+				sge.addr = (uintptr_t)dst[i];
+				sge.length = sg[i].length;
+				sge.lkey = cn->c_mr->lkey;
+				wr.sg_list = &sge;
+				wr.num_sge = 1;
+				wr.opcode = UIW_WR_RDMA_READ;
+				wr.wr.rdma.remote_addr = sg[i].offset;
+				wr.wr.rdma.rkey = sg[i].handle;
+				if ((int)i == last) {
+					wr.wr_id = SV_WRID(cn, RR_WR_READ, WS_PULL);
+					wr.send_flags = UIW_SEND_SIGNALED;
+				}
+				if (uiw_post_send(cn->qp, &wr, &bad)) {
+					conn_fail(cn);
+					return -1;
+				}
+				posted++;
+			}
+			sv->info.read_chunk_octets += clen_all;
+			if (posted) {
+				cn->pull_out = 1;
+				cn->pull_wrs = posted;
+				cn->sq_used += posted;
+				cn->pull_t0 = mono_ms();
+				r->state = RQ_PULL;
+				r->phase = 2;
+				return 1;
+			}
 			r->call = cn->cbuf;
-			r->call_len = (uint32_t)o;
 		}
 	}
+ready:
+	r->state = RQ_READY;
 	sv->info.calls++;
 	return 0;
-err_chunk: {
-	ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, RPCRDMA_ERR_CHUNK, 0);
-
-	sv->info.rdma_errors++;
-	post_rx(cn, slot);
-	if (n > 0)
-		send_hdr_only(cn, ebuf, (size_t)n);
-	return -1;
-}
-broken:
-	/* the pull buffers are this connection's: no later call of it is
-	 * assembled, and they go with it (conn_free()) */
-	conn_fail(cn);
+err_chunk:
+	if (cn->puller == r)
+		cn->puller = NULL;
+	r->state = RQ_ERR;
+	r->err = RPCRDMA_ERR_CHUNK;
 	return -1;
 }
 
-/* take completions; @cn/@flag: also wait until *flag is set */
+/* ---- completions ------------------------------------------------------- */
+
 static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 {
 	unsigned s = RR_WR_SLOT(wc->wr_id) & 0xffffff, ci = s >> 12, slot = s & 0xfff;
@@ -675,24 +908,24 @@ static void on_wc(struct rr_svc *sv, struct uiw_wc *wc)
 	/* reported, success or flush: the WR's memory is free of it */
 	switch (RR_WR_KIND(wc->wr_id)) {
 	case RR_WR_READ:
+		if (slot == WS_PULL && cn->pull_out) {
+			cn->pull_out = 0;
+			cn->sq_used -= cn->pull_wrs;
+			cn->pull_wrs = 0;
+		}
+		break;
 	case RR_WR_WRITE:
-		if (slot == WS_PULL && cn->pull_out)
-			cn->pull_out--;
-		else if (slot == WS_RESULT && cn->result_out)
-			cn->result_out--;
-		else if (slot == WS_RCHUNK)
-			rb_release(cn);
-		else if (slot == WS_FENCE && cn->fence_out) {
+		/* a reply's Writes: its Send's completion, after them,
+		 * releases their memory */
+		if (slot == WS_FENCE && cn->fence_out) {
 			/* everything posted before it is reported too */
 			cn->fence_out = 0;
 			cn->pull_out = 0;
-			cn->result_out = 0;
-			rb_release(cn);
 		}
 		break;
 	case RR_WR_SEND:
-		if (slot < NTX)
-			cn->tx_busy[slot] = 0;
+		if (slot < cn->ntx)
+			tx_done(cn, slot, wc->status != UIW_WC_SUCCESS);
 		break;
 	default:
 		break;
@@ -745,181 +978,33 @@ static int poll_cq(struct rr_svc *sv)
 	return total;
 }
 
-static int64_t mono_ms(void)
+/* a connection whose reply or pull is not reported complete within
+ * wait_ms of its posting (a peer that stopped reading TCP or does not
+ * answer RDMA Read Requests) is aborted; checked every SV_CHECK_MS.  No
+ * thread waits for it meanwhile: the other connections are served */
+static void deadlines(struct rr_svc *sv)
 {
-	struct timespec ts;
+	int64_t now = mono_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+	if (now < sv->next_check)
+		return;
+	sv->next_check = now + SV_CHECK_MS;
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct sconn *cn = &sv->conns[i];
+		int late = 0;
 
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-#define SV_WAIT_MS 10000 /* default bound of a wait for a Write, Read or Send (wait_ms) */
-
-/* wait (bounded by wait_ms) until the chain counted in *@out is reported
- * complete, turning the engine and taking other completions meanwhile (a
- * call that arrives meanwhile is queued); -EIO when @cn failed or the
- * bound ran out: the chain may still be outstanding */
-static int wait_out(struct rr_svc *sv, struct sconn *cn, int *out)
-{
-	struct uiw_wc wc;
-	int64_t end = 0;
-	int rc = 0;
-
-	sv->waiting++;
-	while (*out) {
-		int n = uiw_poll_cq(sv->cq, 1, &wc);
-
-		if (n == 1) {
-			on_wc(sv, &wc);
+		if (!cn->used || cn->failed)
 			continue;
+		if (cn->pull_out && now - cn->pull_t0 > sv->wait_ms)
+			late = 1;
+		for (unsigned t = 0; !late && cn->tx_busy && t < cn->ntx; t++)
+			if (cn->txs[t].busy && now - cn->txs[t].t0 > sv->wait_ms)
+				late = 1;
+		if (late) {
+			DBG("connection %d: a reply or pull not complete after %d ms: aborted\n", i, sv->wait_ms);
+			conn_fail(cn);
 		}
-		if (n == -EOVERFLOW)
-			cq_lost(sv); /* fails @cn too */
-		if (cn->failed || !cn->used) {
-			rc = -EIO;
-			break;
-		}
-		if (!end)
-			end = mono_ms() + sv->wait_ms;
-		else if (mono_ms() > end) {
-			rc = -EIO;
-			break;
-		}
-		uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
 	}
-	sv->waiting--;
-	return rc;
-}
-
-/* @cn failed (conn_fail()): wait, without a bound, until the chain counted
- * in *@out is reported complete (its flush, or the marker's behind it).
- * For the service's result memory: it is the service's again when
- * xp_reply() returns, so this returns only once nothing references it.
- * The stack reports the flushes of a QP moved to error once its I/O in
- * flight has ended (at most 2 s, when the connection is reset) */
-static void fence_wait(struct rr_svc *sv, struct sconn *cn, int *out)
-{
-	int64_t t0 = mono_ms();
-	uint64_t ovf = sv->cq_overflows;
-	int said = 0;
-
-	sv->waiting++;
-	while (cn->used && *out) {
-		if (sv->cq_overflows != ovf) { /* the completion may be lost */
-			ovf = sv->cq_overflows;
-			cn->fence_retry = 1;
-		}
-		if (cn->fence_retry)
-			post_marker(cn);
-		if (poll_cq(sv))
-			continue;
-		if (!said && mono_ms() - t0 > sv->wait_ms) {
-			fprintf(stderr, "svc_rdma: %d ms after its connection was aborted, a reply's memory "
-					"is still referenced by a work request: waiting for its completion\n",
-				sv->wait_ms);
-			said = 1;
-		}
-		uiw_progress(sv->ctx, 1);
-	}
-	sv->waiting--;
-}
-
-static int tx_free(struct sconn *cn)
-{
-	for (int i = 0; i < NTX; i++)
-		if (!cn->tx_busy[i])
-			return i;
-	return -EIO;
-}
-
-static int tx_slot(struct rr_svc *sv, struct sconn *cn)
-{
-	int64_t end = 0;
-	int t;
-
-	sv->waiting++;
-	for (;;) {
-		t = tx_free(cn);
-		if (t >= 0)
-			break;
-		poll_cq(sv);
-		if (cn->failed || !cn->used)
-			break;
-		if (!end)
-			end = mono_ms() + sv->wait_ms;
-		else if (mono_ms() > end)
-			break;
-		uiw_progress(sv->ctx, 1);
-	}
-	sv->waiting--;
-	return t;
-}
-
-static int post_send(struct sconn *cn, int slot, uint32_t len, uint32_t inv)
-{
-	struct uiw_sge sge = { (uintptr_t)(cn->tx + (size_t)slot * cn->txsz), len, cn->tx_mr->lkey };
-	struct uiw_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = SV_WRID(cn, RR_WR_SEND, slot);
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = inv ? UIW_WR_SEND_WITH_INV : UIW_WR_SEND;
-	wr.invalidate_rkey = inv;
-	wr.send_flags = UIW_SEND_SIGNALED;
-	cn->tx_busy[slot] = 1;
-	return uiw_post_send(cn->qp, &wr, &bad);
-}
-
-/* an RDMA_ERROR reply (ERR_VERS, ERR_CHUNK); when it cannot leave (no Send
- * buffer within wait_ms, the QP broken) the connection is failed: its
- * requester would otherwise wait for the answer for ever */
-static int send_hdr_only(struct sconn *cn, const uint8_t *buf, size_t len)
-{
-	/* within a wait (its completions brought this call) no nested wait:
-	 * a peer that sends bad headers and reads nothing would nest them
-	 * as deep as it sends */
-	int t = cn->sv->waiting ? tx_free(cn) : tx_slot(cn->sv, cn);
-
-	if (t >= 0 && len <= cn->txsz) {
-		memcpy(cn->tx + (size_t)t * cn->txsz, buf, len);
-		if (post_send(cn, t, (uint32_t)len, 0))
-			t = -EIO;
-	} else {
-		t = -EIO;
-	}
-	if (t < 0) {
-		DBG("error reply not sent: connection failed\n");
-		conn_fail(cn);
-		return -EIO;
-	}
-	uiw_progress(cn->sv->ctx, 0);
-	return 0;
-}
-
-/* ---- SVCXPRT ops ------------------------------------------------------- */
-
-static struct rr_svc *SV(SVCXPRT *x)
-{
-	return (struct rr_svc *)x->xp_p1;
-}
-
-/* the SVCXPRT's fd woke svc_run(): the tick consumed, the engine turned */
-static void turn(struct rr_svc *sv)
-{
-	uint64_t v;
-
-	if (read(sv->tfd, &v, sizeof(v)) < 0)
-		v = 0; /* EAGAIN: not the tick */
-	uiw_progress(sv->ctx, 0);
 }
 
 /* connections that failed (conn_fail()) are freed once the marker behind
@@ -939,39 +1024,118 @@ static void reap(struct rr_svc *sv)
 	}
 }
 
+/* may a reply to a call of @cn be posted now: a Send buffer, send queue
+ * room for its Writes, and reply memory within the bounds (a connection
+ * holding none may always go: every connection makes progress) */
+static int can_reply(struct rr_svc *sv, struct sconn *cn, const struct sreq *r)
+{
+	int wrs = 1 + (int)(r->h.nwrite ? r->h.write[0].nsegs : 0) + (int)(r->h.has_reply ? r->h.reply.nsegs : 0);
+
+	if (cn->tx_busy >= cn->ntx || cn->sq_used + wrs + 1 > cn->sq_cap)
+		return 0;
+	return !cn->out_bytes || (cn->out_bytes < SV_CONN_OUT_MAX && sv->out_bytes < SV_OUT_MAX);
+}
+
+/* the first queued call that can be served now, after taking every step
+ * that needs no wait (pulls posted, error replies sent); NULL: none */
+static struct sreq *pick(struct rr_svc *sv)
+{
+	for (unsigned i = sv->qh; i != sv->qt; i++) {
+		struct sreq *r = sv->q[i % QCAP];
+		struct sconn *cn = r->cn;
+
+		if (!cn->used || cn->failed) {
+			i = q_remove(sv, i);
+			continue;
+		}
+		if (r->state == RQ_NEW || (r->state == RQ_PULL && !cn->pull_out)) {
+			if (r->state == RQ_NEW && r->ci.read_chunks &&
+			    ((cn->puller && cn->puller != r) || cn->sq_used + (int)r->h.nread + 1 > cn->sq_cap))
+				continue; /* the pull buffers are another call's */
+			if (assemble(sv, r) < 0 && cn->failed)
+				continue;
+		}
+		if (r->state == RQ_ERR) {
+			if (send_err(sv, r) == 0)
+				i = q_remove(sv, i);
+			continue;
+		}
+		if (r->state == RQ_READY && can_reply(sv, cn, r)) {
+			q_remove(sv, i);
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/* ---- SVCXPRT ops ------------------------------------------------------- */
+
+static struct rr_svc *SV(SVCXPRT *x)
+{
+	return (struct rr_svc *)x->xp_p1;
+}
+
+/* the SVCXPRT's fd woke svc_run(): the tick consumed, the engine turned */
+static void turn(struct rr_svc *sv)
+{
+	uint64_t v;
+
+	if (read(sv->tfd, &v, sizeof(v)) < 0)
+		v = 0; /* EAGAIN: not the tick */
+	uiw_progress(sv->ctx, 0);
+}
+
+/* @r is done with (answered, or dropped without a reply): its pull
+ * buffers are free for the connection's next call */
+static void call_done(struct sreq *r)
+{
+	if (r->cn && r->cn->puller == r)
+		r->cn->puller = NULL;
+}
+
 static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
 {
 	struct rr_svc *sv = SV(x);
 	struct sreq *r = NULL;
 
-	if (sv->cur && !sv->cur->replied && sv->cur->cn && !sv->cur->cn->failed)
-		post_rx(sv->cur->cn, sv->cur->slot); /* a call that got no reply */
+	if (sv->cur) {
+		if (!sv->cur->replied && sv->cur->cn && !sv->cur->cn->failed)
+			post_rx(sv->cur->cn, sv->cur->slot); /* a call that got no reply */
+		call_done(sv->cur);
+	}
 	sv->cur = NULL;
 	turn(sv);
 	poll_cq(sv);
+	deadlines(sv);
 	reap(sv);
 	for (;;) {
 		if (cm_events(sv))
 			uiw_progress(sv->ctx, 0); /* an accept: its MPA Reply leaves now */
 		poll_cq(sv);
-		while (sv->qh != sv->qt && !r) {
-			r = sv->q[sv->qh++ % QCAP];
-			if (r && (!r->cn || !r->cn->used || r->cn->failed || assemble(sv, r)))
-				r = NULL;
-		}
+		r = pick(sv);
 		if (r)
 			break;
 		/* shortly after a reply the next call is likely: look for it
 		 * before svc_run() sleeps (poll_us) */
 		if (!sv->spin_until || mono_us() >= sv->spin_until) {
+			/* what pick() posted leaves now; a turn that brought
+			 * completions is looked at before svc_run() sleeps (the
+			 * context fd was read by that turn: nothing would wake
+			 * it for them) */
+			uiw_progress(sv->ctx, 0);
+			if (poll_cq(sv))
+				continue;
 			sv->spin_until = 0;
+			sv->more = 0;
 			return FALSE;
 		}
 	}
+	sv->more = 1; /* there may be another: svc_getreq_common() asks again */
 	rpc_xdr_decode_init(&r->dec, r->call, r->call_len, NULL, 0);
 	if (!xdr_callmsg(&r->dec.x, msg)) {
 		/* not an RPC call: drop it, keep the receive */
 		post_rx(r->cn, r->slot);
+		call_done(r);
 		return FALSE;
 	}
 	DBG("dispatch xid %08x prog %u vers %u proc %u\n", (unsigned)msg->rm_xid, (unsigned)msg->rm_call.cb_prog,
@@ -987,10 +1151,13 @@ static enum xprt_stat x_stat(SVCXPRT *x)
 {
 	struct rr_svc *sv = SV(x);
 
-	/* MOREREQS also within poll_us of the last reply: svc_getreq_common()
-	 * then asks again at once and x_recv() looks for the next call */
-	return sv->qh != sv->qt || (sv->spin_until && mono_us() < sv->spin_until) ? XPRT_MOREREQS
-										 : XPRT_IDLE;
+	/* MOREREQS after a dispatch (another call may be ready) and within
+	 * poll_us of the last reply: svc_getreq_common() then asks again at
+	 * once and x_recv() looks for the next call.  Calls that wait (for
+	 * their Reads, or for a Send buffer of a connection whose replies
+	 * have not left) are not more requests: svc_run() sleeps until a
+	 * completion, a connection or the tick wakes it */
+	return sv->more || (sv->spin_until && mono_us() < sv->spin_until) ? XPRT_MOREREQS : XPRT_IDLE;
 }
 
 static bool_t x_getargs(SVCXPRT *x, xdrproc_t xa, void *ap)
@@ -1011,6 +1178,15 @@ static bool_t x_freeargs(SVCXPRT *x, xdrproc_t xa, void *ap)
 	return xa(&fx, ap);
 }
 
+/* the reply to the call being served, posted without waiting: the reply
+ * is encoded into a reply buffer of the server's; the first DDP-eligible
+ * result of ddp_threshold octets or more, when the call offered a Write
+ * chunk, is copied after it (svc_sendreply() hands the service's memory
+ * back when this returns, and a peer may take its time to read the
+ * Writes); the Writes (Write chunk, Reply chunk) and the Send go out back
+ * to back (the send queue keeps their order) and the reply buffer is held
+ * until the Send is reported complete.  pick() dispatched the call only
+ * with a Send buffer and send queue room free */
 static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 {
 	struct rr_svc *sv = SV(x);
@@ -1020,9 +1196,9 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	struct rpcrdma_chunk wret, rret;
 	struct rpcrdma_seg wsegs[RR_MAX_CHUNK_SEGS], rsegs[RR_MAX_CHUNK_SEGS];
 	struct rpc_xdr s;
-	size_t need;
+	size_t need, ioff = 0;
 	ssize_t hl;
-	int t, form, divert;
+	int t, form, divert, wrs = 1, posted;
 	uint32_t inv = 0;
 	int fl = 0;
 	struct rbuf *rb;
@@ -1032,11 +1208,18 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	DBG("reply to xid %08x\n", r->xid);
 	cn = r->cn;
 	r->replied = 1;
+	call_done(r);
 	msg->rm_xid = r->rpc_xid; /* as svc_vc_reply(): svc_sendreply() leaves it to us */
 	sv->cur = NULL;
-	need = xdr_sizeof((xdrproc_t)xdr_replymsg, msg) + 64;
+	if (cn->failed) {
+		/* failed while the service ran (a deadline, a flush) */
+		return FALSE;
+	}
+	t = tx_free(cn);
+	/* room for the encoded reply and, 64-aligned after it, the item */
+	need = xdr_sizeof((xdrproc_t)xdr_replymsg, msg) + 128;
 	rb = rb_get(sv, need);
-	if (!rb)
+	if (t < 0 || !rb)
 		{ fl = __LINE__; goto fail; }
 	/* one DDP-eligible result into the first Write chunk, if offered */
 	divert = r->h.nwrite > 0 && r->h.write[0].nsegs > 0;
@@ -1048,6 +1231,14 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 		rpc_xdr_encode_init(&s, rb->p, (u_int)rb->cap, 0, 0);
 		if (!xdr_replymsg(&s.x, msg))
 			{ fl = __LINE__; goto fail; }
+	}
+	if (s.nitems) {
+		/* the copy that the Writes read: the service's memory is its
+		 * own again when this returns */
+		ioff = ((size_t)s.pos + 63) & ~(size_t)63;
+		if (ioff + s.items[0].len > rb->cap)
+			{ fl = __LINE__; goto fail; }
+		memcpy(rb->p + ioff, s.items[0].addr, s.items[0].len);
 	}
 	memset(&h, 0, sizeof(h));
 	h.xid = r->xid;
@@ -1066,37 +1257,6 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			wsegs[i].length = (uint32_t)(left < w->segs[i].length ? left : w->segs[i].length);
 			left -= wsegs[i].length;
 		}
-		if (s.nitems) {
-			/* the item's octets go straight from the result memory */
-			struct uiw_mr *mr;
-			int posted;
-
-			if (uiw_reg_mr(sv->pd, (void *)(uintptr_t)s.items[0].addr, s.items[0].len, 0, &mr))
-				{ fl = __LINE__; goto fail; }
-			cn->result_out = 1;
-			posted = rr_post_rdma(cn->qp, 1, (uint8_t *)(uintptr_t)s.items[0].addr, mr->lkey,
-					      s.items[0].len, w->segs, w->nsegs, SV_WRID(cn, RR_WR_WRITE, WS_RESULT));
-			if (!posted)
-				cn->result_out = 0;
-			if (posted < 0 || (posted > 0 && wait_out(sv, cn, &cn->result_out))) {
-				/* not written within wait_ms, or the connection
-				 * failed: the service reuses its result memory
-				 * once this returns, so the connection is aborted
-				 * and the memory kept (and registered) until the
-				 * Writes reading it are reported complete (a
-				 * graceful close kept sending from it for 10 s
-				 * while the service filled it with another
-				 * client's data) */
-				DBG("Write chunk not written: connection aborted, fencing the result memory\n");
-				conn_fail(cn);
-				fence_wait(sv, cn, &cn->result_out);
-				uiw_dereg_mr(mr);
-				{ fl = __LINE__; goto fail; }
-			}
-			/* the Write left: the result memory is the caller's again */
-			uiw_dereg_mr(mr);
-			sv->info.write_chunk_octets += s.items[0].len;
-		}
 		h.nwrite = 1;
 		h.write = &wret;
 	}
@@ -1104,6 +1264,27 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	if (hl < 0)
 		{ fl = __LINE__; goto fail; }
 	form = rpcrdma_reply_form(&r->ci, (size_t)hl, s.pos, cn->inl.send_max);
+	if (form < 0) {
+		/* fits nowhere: ERR_CHUNK (§4.5.3), in the Send buffer pick()
+		 * made sure of */
+		rb_put(sv, rb);
+		r->state = RQ_ERR;
+		r->err = RPCRDMA_ERR_CHUNK;
+		return send_err(sv, r) == 0 && !cn->failed;
+	}
+	/* from here on the reply buffer is the Send buffer's: a failure
+	 * leaves it there, with the connection, until conn_free() */
+	cn->txs[t].rb = rb;
+	cn->out_bytes += rb->cap;
+	sv->out_bytes += rb->cap;
+	if (s.nitems) {
+		posted = rr_post_rdma(cn->qp, 1, rb->p + ioff, rb->mr->lkey, s.items[0].len, r->h.write[0].segs,
+				      r->h.write[0].nsegs, SV_WRID(cn, RR_WR_WRITE, WS_REPLY));
+		if (posted < 0)
+			{ fl = __LINE__; goto fail_held; }
+		wrs += posted;
+		sv->info.write_chunk_octets += s.items[0].len;
+	}
 	if (form == RPCRDMA_NOMSG) {
 		const struct rpcrdma_chunk *rc = &r->h.reply;
 		uint64_t left = s.pos;
@@ -1115,82 +1296,61 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 			rsegs[i].length = (uint32_t)(left < rc->segs[i].length ? left : rc->segs[i].length);
 			left -= rsegs[i].length;
 		}
-		/* counted even when only some of its WRs get posted: then the
-		 * marker of conn_fail() reports for them */
-		rb->out++;
-		cn->rb = rb;
-		cn->rb_chain = 1;
-		if (rr_post_rdma(cn->qp, 1, rb->p, rb->mr->lkey, s.pos, rc->segs, rc->nsegs,
-				 SV_WRID(cn, RR_WR_WRITE, WS_RCHUNK)) < 0)
-			{ fl = __LINE__; goto fail; }
+		posted = rr_post_rdma(cn->qp, 1, rb->p, rb->mr->lkey, s.pos, rc->segs, rc->nsegs,
+				      SV_WRID(cn, RR_WR_WRITE, WS_REPLY));
+		if (posted < 0)
+			{ fl = __LINE__; goto fail_held; }
+		wrs += posted;
 		sv->info.reply_chunk_octets += s.pos;
 		h.proc = RPCRDMA_NOMSG;
 		h.has_reply = 1;
 		h.reply = rret;
 		if (cn->inl.remote_inv && rc->nsegs)
 			inv = rc->segs[0].handle;
-	} else if (form < 0) {
-		uint8_t ebuf[32];
-		ssize_t n = rpcrdma_error_encode(ebuf, sizeof(ebuf), &r->h, sv->o.credits, RPCRDMA_ERR_CHUNK, 0);
-
-		post_rx(cn, r->slot);
-		sv->info.rdma_errors++;
-		return n > 0 && send_hdr_only(cn, ebuf, (size_t)n) == 0;
 	} else if (cn->inl.remote_inv && r->h.nwrite && r->h.write[0].nsegs) {
 		inv = r->h.write[0].segs[0].handle;
 	}
-	t = tx_slot(sv, cn);
-	if (t < 0)
-		{ fl = __LINE__; goto fail; }
 	hl = rpcrdma_hdr_encode(cn->tx + (size_t)t * cn->txsz, cn->txsz, &h, 0);
 	if (hl < 0)
-		{ fl = __LINE__; goto fail; }
+		{ fl = __LINE__; goto fail_held; }
 	if (h.proc == RPCRDMA_MSG) {
 		if ((size_t)hl + s.pos > cn->txsz)
-			{ fl = __LINE__; goto fail; }
+			{ fl = __LINE__; goto fail_held; }
 		memcpy(cn->tx + (size_t)t * cn->txsz + hl, rb->p, s.pos);
 		hl += s.pos;
 	}
+	if (wrs == 1) {
+		/* no Writes read it: the reply buffer is free again */
+		cn->out_bytes -= rb->cap;
+		sv->out_bytes -= rb->cap;
+		cn->txs[t].rb = NULL;
+		rb_put(sv, rb);
+	}
 	/* the receive goes back before the reply can release a new call */
 	post_rx(cn, r->slot);
-	if (post_send(cn, t, (uint32_t)hl, inv))
-		{ fl = __LINE__; goto fail; }
+	if (post_send(cn, t, (uint32_t)hl, inv, wrs))
+		{ fl = __LINE__; goto fail_posted; }
 	uiw_progress(sv->ctx, 0); /* polled: the Send leaves now */
 	if (sv->o.poll_us)
 		sv->spin_until = mono_us() + sv->o.poll_us;
-	DBG("reply sent: %zd octets, proc %u, inv %08x\n", hl, h.proc, inv);
+	DBG("reply posted: %zd octets, proc %u, %d WRs, inv %08x\n", hl, h.proc, wrs, inv);
 	sv->info.replies++;
-	if (h.proc == RPCRDMA_NOMSG) {
-		/* wait for the Send (its completion reports the Reply chunk
-		 * Writes before it too), bounded and asleep: a peer that stops
-		 * reading TCP never lets it complete; then the connection is
-		 * aborted and the reply buffer retired until its Writes are
-		 * reported complete (the next reply gets a new one) */
-		int64_t end = mono_ms() + sv->wait_ms;
-
-		sv->waiting++;
-		while (cn->used && !cn->failed && cn->tx_busy[t]) {
-			if (poll_cq(sv))
-				continue;
-			if (mono_ms() > end) {
-				DBG("reply Send not complete after %d ms: connection aborted\n", sv->wait_ms);
-				conn_fail(cn);
-				break;
-			}
-			uiw_progress(sv->ctx, 1); /* sleep until I/O, at most 1 ms */
-		}
-		sv->waiting--;
-		if (cn->failed || !cn->used) {
-			rb_retire(sv);
-			return FALSE;
-		}
-	}
 	return TRUE;
 fail:
-	DBG("reply failed at line %d\n", fl);
+	rb_put(sv, rb);
 	post_rx(cn, r->slot);
+	DBG("reply failed at line %d\n", fl);
 	conn_fail(cn);
-	rb_retire(sv);
+	return FALSE;
+fail_held:
+	/* Writes may be posted from the reply buffer: it stays held (the
+	 * Send buffer marked busy) until the connection is freed */
+	cn->txs[t].busy = 1;
+	cn->tx_busy++;
+	post_rx(cn, r->slot);
+fail_posted:
+	DBG("reply failed at line %d\n", fl);
+	conn_fail(cn);
 	return FALSE;
 }
 
@@ -1205,7 +1365,12 @@ static void sv_release(struct rr_svc *sv, SVCXPRT *x)
 		}
 	if (sv->listen)
 		uiw_destroy_id(sv->listen);
-	rb_free(sv->rb); /* no connection is left to read it */
+	while (sv->pool) { /* no connection is left to read them */
+		struct rbuf *b = sv->pool;
+
+		sv->pool = b->next;
+		rb_free(b);
+	}
 	if (sv->cq)
 		uiw_destroy_cq(sv->cq);
 	if (sv->pd)
@@ -1267,7 +1432,7 @@ SVCXPRT *svc_rdma_create(const char *addr, int port, const struct rpc_rdma_opts 
 	if ((rc = uiw_open_context(&sv->ctx, &ca)) || (rc = uiw_alloc_pd(sv->ctx, &sv->pd)) ||
 	    /* every receive and every send WR of every connection may
 	     * complete (or flush) before the next poll */
-	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (int)(sv->o.credits + SV_SEND_WR), sv, NULL, &sv->cq)) ||
+	    (rc = uiw_create_cq(sv->ctx, MAX_CONNS * (int)(sv->o.credits + SV_SQ_CAP(sv->o.credits)), sv, NULL, &sv->cq)) ||
 	    (rc = uiw_create_id(sv->ctx, sv, &sv->listen)) ||
 	    (rc = uiw_listen(sv->listen, addr ? addr : "0.0.0.0", (uint16_t)port, 64))) {
 		snprintf(svc_err, sizeof(svc_err), "%s", strerror(-rc));

@@ -40,11 +40,10 @@ void *bulk_null_1_svc(void *argp, struct svc_req *rq)
 }
 
 /* GET: the pattern of (size, seed), kept between calls of the same shape.
- * One buffer serves every call: over RDMA its octets are RDMA-written
- * straight from it into the caller's Write chunk, and svc_sendreply()
- * returns only once no work request references it any more (also when
- * the reply failed: the connection is then aborted and the Write's
- * completion waited for), so the next call may refill or realloc() it */
+ * One buffer serves every call: like every libtirpc service, this one
+ * owns its result memory again when svc_sendreply() returns (over RDMA the
+ * transport has copied the data for the caller's Write chunk by then), so
+ * the next call may refill or realloc() it */
 bulk_getres *bulk_get_1_svc(bulk_getargs *a, struct svc_req *rq)
 {
 	static bulk_getres res;
@@ -136,8 +135,9 @@ static void usage(FILE *f)
 		"                default 32, at most 128)\n"
 		"  --max-call N  RDMA: largest call accepted, octets (Read chunks included;\n"
 		"                default 16 MiB + 64 KiB); larger: RDMA_ERROR ERR_CHUNK\n"
-		"  --wait-ms N   RDMA: bound of each wait for the peer (RDMA Read/Write,\n"
-		"                Send buffer; default 10000); the connection fails beyond\n"
+		"  --wait-ms N   RDMA: how long a reply or a call's RDMA Reads may take to\n"
+		"                complete (default 10000) before the connection is aborted;\n"
+		"                nobody waits for them meanwhile\n"
 		"  --poll-us N   RDMA: after a reply, look for the next call N microseconds\n"
 		"                before sleeping (default 50; -1: never)\n"
 		"  -q            no per-connection messages\n",

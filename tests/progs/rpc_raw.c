@@ -50,6 +50,13 @@
  *	SIZE + 4096 octets instead (a Long reply: the data after the 32
  *	octets of RPC reply header and results).
  *
+ *   rpc_raw -m rstall -p PORT [-s SIZE] [-t SECS]
+ *	a requester that never answers the server's RDMA Read: one PUT of
+ *	SIZE octets (default 1 MiB) whose data is a Read chunk, then it
+ *	stops turning its engine for SECS seconds (default 60): the Read
+ *	Request reaches its socket and no Read Response ever leaves.  Prints
+ *	"rpc_raw: stalled" once its call has left, exits 0 after SECS.
+ *
  *   rpc_raw -m zread -p PORT
  *	zero-length Read chunks (RFC 8166 §3.4.3: an "empty segment" has
  *	length 0): a PUT whose data chunk is one empty segment (and the
@@ -803,6 +810,39 @@ static int zr_put_reply(int slot, uint32_t len, uint32_t xid, uint32_t *acc, uin
 	return 0;
 }
 
+/* -m rstall: see the top of the file */
+static int rstall(uint32_t size, int secs)
+{
+	/* the PUT arguments start after the 40-octet RPC call header: seed
+	 * at 40, the data's length at 44, its octets at position 48 */
+	enum { POS = 48 };
+	static uint8_t *src; /* static: reachable at exit (LeakSanitizer) */
+	static struct uiw_mr *smr; /* static: reachable at exit */
+	uint8_t m[256];
+	size_t n;
+
+	src = aligned_alloc(4096, (size_t)size + 4096);
+	if (!src || uiw_reg_mr(pd, src, (size_t)size + 4096, UIW_ACCESS_REMOTE_READ, &smr))
+		return 1;
+	memset(src, 0x5a, size);
+	{
+		const uint32_t rd[1][4] = { { POS, smr->rkey, size, 0 } };
+
+		n = zr_call(m, 0x6001, 0, 2, rd, 1, (uintptr_t)src);
+		put32(m + n, 0), n += 4; /* seed 0: no checking */
+		put32(m + n, size), n += 4;
+	}
+	send_raw(m, n);
+	if (wait_sent())
+		return 1;
+	printf("rpc_raw: stalled\n");
+	fflush(stdout);
+	/* never a turn of the engine again (the test sees the server's
+	 * abort from the server's side) */
+	sleep((unsigned)secs);
+	return 0;
+}
+
 static int zread(void)
 {
 	/* the PUT arguments start after the 40-octet RPC call header: seed
@@ -1090,7 +1130,7 @@ int main(int argc, char **argv)
 		else if (c == 'r')
 			rate = atoi(optarg);
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|wstall|zloop|bigloop] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R] [-r RATE]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|rstall|wstall|zloop|bigloop] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R] [-r RATE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -1137,6 +1177,8 @@ int main(int argc, char **argv)
 		return stall(size, secs, file, nerr);
 	if (!strcmp(mode, "zread"))
 		return zread();
+	if (!strcmp(mode, "rstall"))
+		return rstall(size == 16u << 20 ? 1u << 20 : size, secs);
 	if (!strcmp(mode, "wstall"))
 		return wstall(size, secs, file, rchunk);
 	if (!strcmp(mode, "zloop") || !strcmp(mode, "bigloop"))

@@ -20,8 +20,11 @@
 # answered at once (and nobody else waits meanwhile); then, against a
 # server of its own,
 # peers that misbehave at the transport level (tests/progs/rpc_raw.c): one
-# that stops reading TCP (bounded, sleeping waits), dispatch-ring churn with
-# 8192 queued calls, error replies that cannot leave.  Exit 0 pass, 1 fail.  Every process
+# that stops reading TCP (the server sleeps, serves others), dispatch-ring churn with
+# 8192 queued calls, error replies that cannot leave, three requesters
+# stalled at once (Reply chunk, Write chunk, unanswered RDMA Read) while
+# another client is served, and their connections aborted by the deadline.
+# Exit 0 pass, 1 fail.  Every process
 # started here is killed and reaped on exit; every wait is bounded.
 # Env: UIW_BIN (build/bin: the examples are in ../examples), UIW_SAN.
 
@@ -274,8 +277,8 @@ if [ -z "$RPW" ]; then
 else
 	# a requester that asks for a 16 MiB reply by Reply chunk and stops
 	# reading TCP: the server's Send after the Reply chunk never completes.
-	# Its wait must be bounded and asleep (it spun at 100% CPU forever,
-	# serving nobody else); a well-behaved client is served meanwhile.
+	# The server must sleep meanwhile (its wait once spun at 100% CPU
+	# forever, serving nobody else) and serve a well-behaved client.
 	"$RAW" -m stall -p "$RPW" -t 60 >"$TMP/stall.log" 2>&1 &
 	HP=$!
 	PIDS="$PIDS $HP"
@@ -297,7 +300,7 @@ else
 	hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
 	# at most half a CPU over the wait (a spin takes all of it)
 	if [ $(((c1 - c0) * 2)) -le $(((s1 - s0 + 1) * hz)) ]; then
-		pass "the wait for the stalled Send sleeps: $((c1 - c0)) ticks in $((s1 - s0)) s"
+		pass "the server sleeps while the stalled reply cannot leave: $((c1 - c0)) ticks in $((s1 - s0)) s"
 	else
 		fail "stall: the server spun: $((c1 - c0)) ticks of CPU in $((s1 - s0)) s"
 	fi
@@ -334,9 +337,8 @@ else
 	# 100 headers of version 2 behind a stalled call: their ERR_VERS
 	# replies cannot leave.  One that could not be sent was dropped and the
 	# connection kept, so each next one waited for a Send buffer again
-	# (W ms each, nested): the server served nobody for minutes.  Now an
-	# error reply that finds no Send buffer fails its connection (at once
-	# when the server is already inside a wait, else after W ms): the
+	# (W ms each, nested): the server served nobody for minutes.  Now they
+	# queue on their own connection, which the reply deadline aborts: the
 	# other client must be served within W ms.
 	"$RAW" -m stall -e 100 -p "$RPW" -t 60 >"$TMP/stall3.log" 2>&1 &
 	H3P=$!
@@ -347,11 +349,54 @@ else
 		pass "error replies that cannot leave: SKIPPED (the reply got through, nothing stalled)"
 	elif timeout $((W / 1000)) "$CLI" -q --rdma -p "$RPW" -o null -n 10 127.0.0.1 \
 		>"$TMP/errsend.log" 2>&1; then
-		pass "error replies that cannot leave fail their connection: another client served after $(($(date +%s) - s0)) s"
+		pass "error replies that cannot leave hold only their connection: another client served after $(($(date +%s) - s0)) s"
 	else
 		fail "error replies that cannot leave: another client not served: $(tail -n 2 "$TMP/errsend.log" | tr '\n' ' ')"
 	fi
 	kill "$H3P" 2>/dev/null
+
+	# the server never waits on one client: three requesters stop at once,
+	# one behind a Long reply (Reply chunk, 16 MiB), one behind a Write
+	# chunk (16 MiB), one never answering the RDMA Read of its PUT's Read
+	# chunk.  Another client's 200 NULL calls and a verified 1 MiB GET must
+	# be served meanwhile, within 2 s (the synchronous reply path held the
+	# server for W ms per stalled call, one after another); then each
+	# stalled connection is aborted within W ms of its posting (+ the
+	# 100 ms tick and 2 s of slack), not kept.
+	conns_up() { ss -tnH state established "( sport = :$RPW )" 2>/dev/null | wc -l; }
+	base=$(conns_up)
+	"$RAW" -m stall -p "$RPW" -t 60 >"$TMP/iso-stall.log" 2>&1 &
+	I1=$!
+	"$RAW" -m wstall -p "$RPW" -w "$TMP/iso-never" -t 60 >"$TMP/iso-wstall.log" 2>&1 &
+	I2=$!
+	"$RAW" -m rstall -p "$RPW" -t 60 >"$TMP/iso-rstall.log" 2>&1 &
+	I3=$!
+	PIDS="$PIDS $I1 $I2 $I3"
+	for l in stall wstall rstall; do
+		wait_for "$TMP/iso-$l.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null ||
+			fail "isolation: rpc_raw -m $l did not stall: $(tr '\n' ' ' <"$TMP/iso-$l.log")"
+	done
+	t0=$(date +%s%N)
+	if [ -n "${UIW_SAN:-}" ]; then IT=6; else IT=2; fi
+	if timeout "$IT" "$CLI" -q --rdma -p "$RPW" -o null -n 200 127.0.0.1 >"$TMP/iso-null.log" 2>&1 &&
+		timeout "$IT" "$CLI" -q --rdma -p "$RPW" -o get -s 1M -n 1 --verify 127.0.0.1 >"$TMP/iso-get.log" 2>&1; then
+		pass "three stalled requesters (Reply chunk, Write chunk, unanswered Read): another client's 200 NULL calls and a 1 MiB GET served in $((($(date +%s%N) - t0) / 1000000)) ms"
+	else
+		fail "isolation: another client not served within $IT s: $(tail -n 2 "$TMP/iso-null.log" "$TMP/iso-get.log" | tr '\n' ' ')"
+	fi
+	up=$(conns_up)
+	n=0
+	while [ "$up" -gt "$base" ] && [ $n -lt $((W / 100 + 40)) ]; do
+		sleep 0.1
+		n=$((n + 1))
+		up=$(conns_up)
+	done
+	if [ "$up" -le "$base" ]; then
+		pass "the stalled connections aborted by the server's deadline ($((($(date +%s%N) - t0) / 1000000)) ms after the others were served; wait_ms $W)"
+	else
+		fail "isolation: $((up - base)) stalled connection(s) still up $((W / 1000 + 4)) s later: $(ss -tnH state established "( sport = :$RPW )" | tr '\n' ' ')"
+	fi
+	kill "$I1" "$I2" "$I3" 2>/dev/null
 	if ! kill -0 "$SPW" 2>/dev/null; then
 		fail "bulk_server --credits 128 died: $(tail -n 5 "$TMP/srvw.log" | tr '\n' ' ')"
 	fi
