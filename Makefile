@@ -160,7 +160,9 @@ check-tsan: deps-test
 demo: deps
 	@$(MAKE) --no-print-directory _demo
 
+# bench/compare is python3
 bench: deps
+	$(call apt_install,python3)
 	@$(MAKE) --no-print-directory _bench
 
 fuzz: deps-test
