@@ -141,7 +141,8 @@ else
 Q :=
 endif
 
-.PHONY: all check check-tsan demo bench fuzz fuzz-long deps deps-test format install uninstall \
+.PHONY: all check check-tsan demo bench fuzz fuzz-long deps deps-test deps-deb format install \
+        install-files uninstall deb deb-check \
         clean help conformance _build _check _check-tsan _demo _bench _fuzz _fuzz-long _conformance
 
 all: deps
@@ -204,6 +205,10 @@ help:
 	@echo "                   PKGCONFIGDIR, $(TOOL_NAMES) in BINDIR,"
 	@echo "                   man pages (1, 3, 7) in MANDIR, API docs and examples in DOCDIR"
 	@echo "  make uninstall   remove what make install put there (same PREFIX, DESTDIR)"
+	@echo "  make deb         Debian packages libuiw0, libuiw-dev, uiwarp-tools in O/deb/ (dpkg-buildpackage,"
+	@echo "                   debhelper), lintian-clean or failed"
+	@echo "  make deb-check   make deb, then apt-get install them here, use them (pkg-config, man, uiw-ping"
+	@echo "                   between two network namespaces) and purge them again (root)"
 	@echo "  Variables: SAN=..., WERROR=0, V=1, O=builddir; PREFIX, DESTDIR, LIBDIR, BINDIR, INCLUDEDIR,"
 	@echo "             MANDIR, DOCDIR, PKGCONFIGDIR"
 
@@ -427,7 +432,11 @@ format:
 # Installs what _build made; rebuilds nothing that is up to date (the test
 # tests/sh/install.sh runs it with the O= of its own build).  uiw.pc is
 # written here, for this PREFIX/LIBDIR/INCLUDEDIR: DESTDIR only stages.
+# install-files copies without building or checking packages (debian/rules).
 install: all
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples
@@ -458,6 +467,33 @@ uninstall:
 		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))
 	for f in $$(cat $(MAN_LINKS) 2>/dev/null); do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# ---- Debian packages (debian/): libuiw0, libuiw-dev, uiwarp-tools, built by
+# dpkg-buildpackage in a copy of the source tree under $(DEB_OUT) (the tree
+# and its build directories are left alone), then lintian, which fails the
+# build on any error or warning.  deb-check installs them with apt-get and
+# uses them (tests/deb/deb-check.sh).
+DEB_TOOL_PACKAGES := build-essential dpkg-dev debhelper lintian
+DEB_OUT = $(O)/deb
+
+deps-deb: deps
+	$(call apt_install,$(DEB_TOOL_PACKAGES))
+
+deb: deps-deb
+	$(Q)v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "uiwarp: debian/changelog is at version $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/uiwarp-$(VERSION)
+	$(Q)tar -c --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./$(O) . | \
+		tar -x -C $(DEB_OUT)/uiwarp-$(VERSION)
+	@echo "uiwarp: dpkg-buildpackage in $(DEB_OUT)/uiwarp-$(VERSION) (log: $(DEB_OUT)/build.log)"
+	$(Q)cd $(DEB_OUT)/uiwarp-$(VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "uiwarp: dpkg-buildpackage failed" >&2; exit 1; }
+	@echo "uiwarp: lintian"
+	$(Q)lintian --fail-on error,warning $(DEB_OUT)/uiwarp_$(VERSION)_*.changes
+	@ls -1 $(DEB_OUT)/*.deb
+
+deb-check: deb deps-test
+	$(Q)UIW_DEB_DIR=$(DEB_OUT) sh tests/deb/deb-check.sh
 
 clean:
 	rm -rf build build-san-* build-fuzz
