@@ -1,13 +1,19 @@
 # uiwarp - a software iWARP stack.  `make help` lists the targets.
 #
-# The public targets first make sure the Debian packages are installed
-# (`make deps`), then re-enter make so that what was just installed (ISA-L)
-# is seen by the build.
+# The public targets first make sure the Debian packages they need are
+# installed (`make deps`: building and installing; `make deps-test`: the test
+# toolchain as well), then re-enter make so that what was just installed
+# (ISA-L) is seen by the build.
 
 VERSION    := 0.1.0
 SOVERSION  := 0
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
+BINDIR     ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/uiwarp
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CC         ?= cc
 FUZZ_CC    ?= clang
 SAN        ?=
@@ -24,9 +30,19 @@ O ?= build-san-$(subst $(comma),-,$(SAN))
 endif
 comma := ,
 
-DEB_PACKAGES := liburing-dev libisal-dev check libsubunit-dev libssl-dev pkg-config \
-                clang libclang-rt-14-dev clang-format iproute2 iptables libtirpc-dev rpcsvc-proto \
-                valgrind python3
+# Building and installing the library, the tools and the man pages (make all,
+# make install, make demo): compiler, io_uring, ISA-L (CRC32C), libcrypto
+# (random STags), libtirpc and rpcgen (the RPC layer), go-md2man (man pages
+# from docs/*.md), pkg-config (libtirpc's flags)
+BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-dev \
+                  libtirpc-dev rpcsvc-proto go-md2man
+# Tests on top of that (make check, check-tsan, fuzz, conformance): Check and
+# subunit (the unit test binary), clang and its sanitizer runtimes (fuzz),
+# clang-format, iproute2 and iptables (network namespace tests), valgrind,
+# python3 (hostile peers), man-db and groff (the man page checks of install.sh)
+TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
+                  valgrind python3 man-db groff-base
+DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
 
@@ -88,17 +104,36 @@ LIB_OBJS   = $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TEST_OBJS  = $(TEST_SRCS:%.c=$(O)/obj/%.o)
 LIB_A      = $(O)/libuiw.a
 LIB_SO     = $(O)/libuiw.so.$(VERSION)
-LIB_PC     = $(O)/uiw.pc
+# uiw.pc is written by make install, for the prefix it installs into
 CHECK_BIN  = $(O)/tests/check_uiw
 BENCH_BINS = $(BENCH_NAMES:%=$(O)/bench/uiw-bench-%)
 FUZZ_BINS  = $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 TOOL_BINS  = $(TOOL_NAMES:%=$(O)/bin/%)
 PROG_BINS  = $(PROG_SRCS:tests/progs/%.c=$(O)/tests/%)
 
+# uiw.pc: libtirpc is public (rpc_rdma.h includes <rpc/rpc.h>: its Cflags and
+# -ltirpc come with ours); the rest only for static linking (pkg-config --static)
+PC_REQUIRES_PRIVATE := liburing libcrypto
+PC_LIBS_PRIVATE     := -lpthread
+
 ifeq ($(HAVE_ISAL),1)
 CPPFLAGS_ALL += -DUIW_HAVE_ISAL
 LIBS_PRIVATE += -lisal
+PC_REQUIRES_PRIVATE += libisal
 endif
+
+# uiw.pc's libdir and includedir relative to ${prefix} when under PREFIX
+PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+
+# man pages, generated from markdown by go-md2man (md2man below):
+# section 1 docs/uiw-<tool>.md; sections 3 and 7 docs/man/<name>.<section>.md
+MAN_37_SRCS := $(wildcard docs/man/*.[37].md)
+MAN_PAGES  := $(TOOL_NAMES:%=$(O)/man/man1/%.1) \
+              $(foreach f,$(MAN_37_SRCS),$(O)/man/man$(subst .,,$(suffix $(basename $(f))))/$(basename $(notdir $(f))))
+# one .so page per exported function, pointing at the page that describes it
+MAN_LINKS  := $(O)/man/man3/.links
+PUBLIC_HDRS := verbs-shim/uiw_verbs.h rpcrdma/rpc_rdma.h
 
 ifeq ($(V),0)
 Q := @
@@ -106,47 +141,51 @@ else
 Q :=
 endif
 
-.PHONY: all check check-tsan demo bench fuzz fuzz-long deps format install clean help conformance \
-        _build _check _check-tsan _demo _bench _fuzz _fuzz-long _conformance
+.PHONY: all check check-tsan demo bench fuzz fuzz-long deps deps-test deps-deb format install \
+        install-files uninstall deb deb-check \
+        clean help conformance _build _check _check-tsan _demo _bench _fuzz _fuzz-long _conformance
 
 all: deps
 	@$(MAKE) --no-print-directory _build
 
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory _check
 
 # ThreadSanitizer build (build-san-thread/) of the Check suites and shell
 # tests with threads: the engine's progress thread, clients and servers in
 # one process, the tools.  Any report fails the step; tests/tsan.supp says
 # what is suppressed and why.
-check-tsan: deps
+check-tsan: deps-test
 	@$(MAKE) --no-print-directory _check-tsan SAN=thread
 
 demo: deps
 	@$(MAKE) --no-print-directory _demo
 
+# bench/compare is python3
 bench: deps
+	$(call apt_install,python3)
 	@$(MAKE) --no-print-directory _bench
 
-fuzz: deps
+fuzz: deps-test
 	@$(MAKE) --no-print-directory _fuzz
 
-fuzz-long: deps
+fuzz-long: deps-test
 	@$(MAKE) --no-print-directory _fuzz FUZZ_TIME=$(FUZZ_LONG_TIME)
 
 # Interop with Linux siw in a qemu VM (tests/conformance/README.md); installs
 # and caches what it needs under build-vm/.
-conformance: deps
+conformance: deps-test
 	@$(MAKE) --no-print-directory _conformance
 
-_conformance: _build
+_conformance: _build $(CHECK_BIN)
 	$(Q)UIW_BIN=$(O)/bin UIW_TESTBIN=$(O)/tests sh tests/conformance/run.sh
 
 help:
 	@echo "uiwarp $(VERSION) make targets:"
 	@echo "  make demo        install what is missing, build, run uiw-perf on 127.0.0.1: Write/Read/Send"
 	@echo "                   bandwidth and latency beside raw TCP from the same run"
-	@echo "  make check       install, build, run the unit tests (Check framework)"
+	@echo "  make check       install what is missing (make deps-test), build, run the Check suites and"
+	@echo "                   the shell tests in tests/sh/ (install.sh: make install into a temporary prefix)"
 	@echo "  make check SAN=address,undefined   the same under ASan and UBSan"
 	@echo "  make check-tsan  the engine-level suites (verbs*, rpc*) and ping/perf/rpc.sh under ThreadSanitizer"
 	@echo "  make bench       CRC32C, MPA framing and RDMAP loop benchmarks (GB/s beside memcpy), then"
@@ -155,15 +194,29 @@ help:
 	@echo "  make fuzz        build the libFuzzer targets with clang and run each FUZZ_TIME s (default 20)"
 	@echo "  make fuzz-long   the same for FUZZ_LONG_TIME s each (default 3600)"
 	@echo "  make conformance interop cases against Linux siw in a qemu VM (builds and caches the VM)"
-	@echo "  make deps        install the Debian packages the build needs (root)"
+	@echo "  make deps        install the Debian packages building and installing need (root):"
+	@echo "                   $(BUILD_PACKAGES)"
+	@echo "  make deps-test   make deps, then the packages of the tests (check, fuzz, conformance):"
+	@echo "                   $(TEST_PACKAGES)"
 	@echo "  make format      clang-format the sources"
-	@echo "  make install     install libuiw, uiw_verbs.h and uiw.pc under PREFIX ($(PREFIX))"
-	@echo "  Variables: SAN=..., WERROR=0, V=1, O=builddir"
+	@echo "  make install     build, then install under PREFIX ($(PREFIX)), staged under DESTDIR if set:"
+	@echo "                   libuiw.a, libuiw.so.$(VERSION) (+ .so.$(SOVERSION), .so links) in LIBDIR,"
+	@echo "                   $(notdir $(PUBLIC_HDRS)) in INCLUDEDIR, uiw.pc (for this PREFIX) in"
+	@echo "                   PKGCONFIGDIR, $(TOOL_NAMES) in BINDIR,"
+	@echo "                   man pages (1, 3, 7) in MANDIR, API docs and examples in DOCDIR"
+	@echo "  make uninstall   remove what make install put there (same PREFIX, DESTDIR)"
+	@echo "  make deb         Debian packages libuiw0, libuiw-dev, uiwarp-tools in O/deb/ (dpkg-buildpackage,"
+	@echo "                   debhelper), lintian-clean or failed"
+	@echo "  make deb-check   make deb, then apt-get install them here, use them (pkg-config, man, uiw-ping"
+	@echo "                   between two network namespaces) and purge them again (root)"
+	@echo "  Variables: SAN=..., WERROR=0, V=1, O=builddir; PREFIX, DESTDIR, LIBDIR, BINDIR, INCLUDEDIR,"
+	@echo "             MANDIR, DOCDIR, PKGCONFIGDIR"
 
 # Installs only what is missing; never touches the network otherwise.
-deps:
+# $(call apt_install,PACKAGES)
+define apt_install
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -177,9 +230,18 @@ deps:
 		apt-get update -qq >/dev/null && apt-get install -y -qq $$missing >/dev/null || \
 			{ echo "uiwarp: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
+endef
 
-_build: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CHECK_BIN) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS) \
-        $(EXAMPLE_BINS)
+deps:
+	$(call apt_install,$(BUILD_PACKAGES))
+
+deps-test: deps
+	$(call apt_install,$(TEST_PACKAGES))
+
+# the library, tools, examples, benchmarks, test helper programs and man
+# pages; the Check binary (which needs the check package) is built by _check
+_build: $(LIB_A) $(LIB_SO) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS) $(EXAMPLE_BINS) \
+        $(MAN_PAGES) $(MAN_LINKS)
 
 # ---- rpcgen: rpcrdma/proto/*.x (protocols the tools speak) and the example
 # service rpcrdma/examples/*.x -> $(GEN)/NAME.h, NAME_xdr.c, NAME_clnt.c
@@ -237,9 +299,32 @@ $(LIB_SO): $(LIB_OBJS) verbs-shim/libuiw.map
 	$(Q)ln -sf libuiw.so.$(VERSION) $(O)/libuiw.so.$(SOVERSION)
 	$(Q)ln -sf libuiw.so.$(SOVERSION) $(O)/libuiw.so
 
-$(LIB_PC): verbs-shim/uiw.pc.in Makefile
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' $< > $@
+# ---- man pages: markdown -> roff with go-md2man.  The first line of the
+# source, "# NAME(SECTION)", becomes the .TH line; after rendering, the NAME
+# line's " - " becomes " \- " (whatis/apropos and lexgrog) and characters
+# outside ASCII become groff escapes \[uXXXX], so the page needs no preconv.
+define md2man
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MD2MAN  $@")
+	$(Q)sed -e '1s/^# *\([^ (]*\)(\([1-9]\))$$/# \U\1\E \2 "" "uiwarp $(VERSION)" "uiwarp manual"/' $< | \
+		go-md2man > $@.tmp && \
+		perl -CSD -pe 'if ($$n) { $$n = 0 if s/ - / \\- /; } $$n = 1 if /^\.SH NAME/; \
+			s/([^\x00-\x7f])/sprintf("\\[u%04X]", ord $$1)/ge' $@.tmp > $@ && rm -f $@.tmp
+endef
+$(O)/man/man1/%.1: docs/%.md Makefile
+	$(md2man)
+$(O)/man/man3/%.3: docs/man/%.3.md Makefile
+	$(md2man)
+$(O)/man/man7/%.7: docs/man/%.7.md Makefile
+	$(md2man)
+# every function the shared library exports gets a page that sources the
+# one describing it: clnt_rdma_* and svc_rdma_* rpc_rdma(3), uiw_* uiw_verbs(3)
+$(MAN_LINKS): $(LIB_SO) $(O)/man/man3/uiw_verbs.3 $(O)/man/man3/rpc_rdma.3
+	$(Q)if [ -f $@ ]; then for f in $$(cat $@); do rm -f $(dir $@)$$f.3; done; fi; \
+	for f in $$(nm -D --defined-only $(LIB_SO) | awk '$$2 == "T" { sub(/@.*/, "", $$3); print $$3 }'); do \
+		case $$f in clnt_rdma_*|svc_rdma_*) pg=rpc_rdma ;; *) pg=uiw_verbs ;; esac; \
+		echo ".so man3/$$pg.3" > $(dir $@)$$f.3 || exit 1; echo $$f; \
+	done > $@.tmp && mv $@.tmp $@
 
 $(CHECK_BIN): $(TEST_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -268,7 +353,7 @@ $(O)/tests/%: $(O)/obj/tests/progs/%.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE)
 
-_check: _build
+_check: _build $(CHECK_BIN)
 	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"
 	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench UIW_BIN=$(O)/bin $(CHECK_BIN)
 	$(Q)fail=0; for t in $(SH_TESTS); do \
@@ -288,7 +373,7 @@ ifneq ($(SAN),thread)
 $(error _check-tsan needs SAN=thread: use make check-tsan)
 endif
 endif
-_check-tsan: _build
+_check-tsan: _build $(CHECK_BIN)
 	@echo "uiwarp: running $(TSAN_SUITES) and $(notdir $(TSAN_SH)) under ThreadSanitizer"
 	$(Q)rm -rf $(TSAN_LOG) && mkdir -p $(TSAN_LOG); \
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp log_path=$(TSAN_LOG)/report"; \
@@ -344,16 +429,71 @@ _fuzz: $(FUZZ_BINS)
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# Installs what _build made; rebuilds nothing that is up to date (the test
+# tests/sh/install.sh runs it with the O= of its own build).  uiw.pc is
+# written here, for this PREFIX/LIBDIR/INCLUDEDIR: DESTDIR only stages.
+# install-files copies without building or checking packages (debian/rules).
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libuiw.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION)
 	ln -sf libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so
-	install -m 644 verbs-shim/uiw_verbs.h $(DESTDIR)$(PREFIX)/include/
-	install -d $(DESTDIR)$(PREFIX)/bin
-	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
-	install -m 644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' \
+		-e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' verbs-shim/uiw.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/uiw.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/uiw.pc
+	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(filter %.3,$(MAN_PAGES)) $$(sed 's|.*|$(O)/man/man3/&.3|' $(MAN_LINKS)) \
+		$(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/API.md docs/RPC-API.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 docs/examples/*.c $(DESTDIR)$(DOCDIR)/examples/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libuiw.a $(DESTDIR)$(LIBDIR)/libuiw.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(PUBLIC_HDRS))) \
+		$(DESTDIR)$(PKGCONFIGDIR)/uiw.pc $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOL_NAMES)) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MAN_PAGES)))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))
+	for f in $$(cat $(MAN_LINKS) 2>/dev/null); do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# ---- Debian packages (debian/): libuiw0, libuiw-dev, uiwarp-tools, built by
+# dpkg-buildpackage in a copy of the source tree under $(DEB_OUT) (the tree
+# and its build directories are left alone), then lintian, which fails the
+# build on any error or warning.  deb-check installs them with apt-get and
+# uses them (tests/deb/deb-check.sh).
+DEB_TOOL_PACKAGES := build-essential dpkg-dev debhelper lintian
+DEB_OUT = $(O)/deb
+
+deps-deb: deps
+	$(call apt_install,$(DEB_TOOL_PACKAGES))
+
+deb: deps-deb
+	$(Q)v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "uiwarp: debian/changelog is at version $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/uiwarp-$(VERSION)
+	$(Q)tar -c --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./$(O) . | \
+		tar -x -C $(DEB_OUT)/uiwarp-$(VERSION)
+	@echo "uiwarp: dpkg-buildpackage in $(DEB_OUT)/uiwarp-$(VERSION) (log: $(DEB_OUT)/build.log)"
+	$(Q)cd $(DEB_OUT)/uiwarp-$(VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "uiwarp: dpkg-buildpackage failed" >&2; exit 1; }
+	@echo "uiwarp: lintian"
+	$(Q)lintian --fail-on error,warning $(DEB_OUT)/uiwarp_$(VERSION)_*.changes
+	@ls -1 $(DEB_OUT)/*.deb
+
+deb-check: deb deps-test
+	$(Q)UIW_DEB_DIR=$(DEB_OUT) sh tests/deb/deb-check.sh
 
 clean:
 	rm -rf build build-san-* build-fuzz
