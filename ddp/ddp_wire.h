@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DDP on-wire formats and codes (RFC 5041 §4, §7; see
- * shared/reference/iwarp-wire-facts.md).  All fields are big-endian and are
+ * DDP on-wire formats and codes (RFC 5041 §4, §7).  All fields are
+ * big-endian and are
  * read and written with byteorder.h, never through struct casts.
  *
  *   +0 control: T(0x80) L(0x40) Rsvd(0x3C) DV(0x03)

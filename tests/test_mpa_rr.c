@@ -3,8 +3,8 @@
  * MPA connection setup: the Request/Reply frames (RFC 5044 §7.1.1, RFC 6581
  * §6 and §9), the RTR messages (RFC 6581 §5, §9.2), the MULPDU (RFC 5044
  * §3, §4.5) and the handshake state machine (RFC 5044 §7.1.2, RFC 6581
- * §9), checked byte for byte against what Linux siw sent in
- * /work/shared/captures (vectors in tests/data, made by
+ * §9), checked byte for byte against what Linux siw sent in the project's
+ * reference captures (vectors in tests/data, made by
  * tests/fuzz/make_seeds.py).
  */
 #include "tests.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Replay of real captures, checked against tshark.  For every connection in
- * $UIW_TEST_DATA/replay (made by tests/data/make_replay.py from
- * /work/shared/captures and tests/data/captures, the conformance harness's
- * uiwarp <-> Linux siw traffic):
+ * $UIW_TEST_DATA/replay (made by tests/data/make_replay.py from the
+ * project's reference captures, kept outside the repository, and from
+ * tests/data/captures, the conformance harness's uiwarp <-> Linux siw
+ * traffic):
  *  - the captured Request and Reply go through mpa_rr_parse() and must
  *    decode to what tshark showed (M, C, R, revision, S, PD_Length, the
  *    RFC 6581 IRD/ORD words read from tshark's private data octets);

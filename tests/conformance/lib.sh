@@ -184,7 +184,7 @@ mpa_check() {
 # warning or error of the rpcordma dissector, and no malformed frame but
 # one kind: a reply whose data went by a Write chunk (an NFS READ: tshark
 # 4.0 looks for the data inline and raises an exception; the Linux NFS
-# client to server capture in ../shared/captures has 7 such, and passes).  Writes
+# client to server reference capture has 7 such, and passes).  Writes
 # OUT/<pcap>.rpcordma.txt.  Returns 0, or 1 with RPCORDMA_WHY set.
 rpcordma_check() {
 	local pcap=$1 txt f n types procs p mal badmal warn

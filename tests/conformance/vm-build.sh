@@ -26,7 +26,7 @@
 # with UIW_VM_DIR); build-vm/vm.env names them for vm.sh.
 #
 # Kernel choice: linux-image-6.1.0-56-amd64 6.1.192-2 (the version
-# ../shared/reference/siw-vm.md was verified with) when the registry or the
+# the project's siw VM notes were verified with) when the registry or the
 # machine has it; otherwise the candidate of linux-image-amd64's dependency,
 # with the headers, kbuild and source packages required at the same version.
 # UIW_VM_KABI / UIW_VM_KVER override the pin.
@@ -52,7 +52,7 @@ HOST_PKGS=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-provid
 	rdmacm-utils ibverbs-utils perftest tcpdump tshark libibverbs-dev librdmacm-dev
 	nfs-kernel-server nfs-common rpcbind cpio gzip xz-utils make gcc binutils util-linux)
 
-# versions ../shared/reference/siw-vm.md was verified with: installed when a
+# versions the project's siw VM notes were verified with: installed when a
 # package is missing and the registry has a matching version (else its
 # candidate); a package already installed is left as it is
 declare -A PKG_PIN=([rdma-core]=44.0-2 [ibverbs-providers]=44.0-2 [rdmacm-utils]=44.0-2

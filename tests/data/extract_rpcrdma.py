@@ -5,8 +5,9 @@
 usage: tests/data/extract_rpcrdma.py [--data DIR] [--corpus DIR] [--check]
                                      [capture.pcap]
 
-Reads a classic pcap (default:
-/work/shared/captures/linux-nfs-over-siw-v3-v42.pcap: the Linux NFS client and
+Reads a classic pcap (default: linux-nfs-over-siw-v3-v42.pcap in the
+directory $UIW_CAPTURES, the project's reference captures kept outside the
+repository: the Linux NFS client and
 server over siw, an NFSv3 and an NFSv4.2 mount), reassembles every TCP
 connection that starts with an MPA Request/Reply exchange, walks the FPDUs of
 both directions (no markers: siw sends none; ULPDU_Length, ULPDU, PAD, CRC),
@@ -51,7 +52,7 @@ KEY_REP = b"MPA ID Rep Frame"
 CM_MAGIC = 0xF6AB0E18
 PROC_NAMES = ["RDMA_MSG", "RDMA_NOMSG", "RDMA_MSGP", "RDMA_DONE", "RDMA_ERROR"]
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_CAP = "/work/shared/captures/linux-nfs-over-siw-v3-v42.pcap"
+DEFAULT_CAP = os.path.join(os.environ.get("UIW_CAPTURES", "."), "linux-nfs-over-siw-v3-v42.pcap")
 
 KIND_SEND, KIND_MPA_REQ, KIND_MPA_REP = 1, 2, 3
 

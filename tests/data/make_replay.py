@@ -4,7 +4,8 @@
 
 usage: tests/data/make_replay.py [--out tests/data/replay] [capture.pcap ...]
 
-Default inputs: every pcap in /work/shared/captures/ and every pcap in
+Default inputs: every pcap in $UIW_CAPTURES (the project's reference
+captures, kept outside the repository) and every pcap in
 tests/data/captures/ (uiwarp <-> Linux siw traffic copied from the
 conformance harness, build-vm/results/<case>/<case>.pcap).
 
@@ -195,7 +196,7 @@ def main():
     ap.add_argument("--max-stream", type=int, default=1024 * 1024)
     ap.add_argument("captures", nargs="*")
     args = ap.parse_args()
-    caps = args.captures or (sorted(glob.glob(os.path.join(HERE, "..", "..", "..", "shared", "captures", "*.pcap"))) +
+    caps = args.captures or (sorted(glob.glob(os.path.join(os.environ.get("UIW_CAPTURES", "/nonexistent"), "*.pcap"))) +
                              sorted(glob.glob(os.path.join(HERE, "captures", "*.pcap"))))
     os.makedirs(args.out, exist_ok=True)
     names = []

@@ -12,7 +12,7 @@ usage: tests/fuzz/make_rdmap_seeds.py [--out tests/fuzz/corpus] [capture.pcap ..
                         Read Response, Terminate, and every error the
                         receive path answers with a TERMINATE; then the
                         full-operation FPDU streams of the real captures
-                        (default /work/shared/captures/*.pcap), as they are
+                        (default $UIW_CAPTURES/*.pcap), as they are
                         and with their STags and TOs mapped onto the
                         harness's regions.
   OUT/ddp_hdr/<name>    inputs of tests/fuzz/fuzz_ddp_hdr.c: a selector octet
@@ -371,7 +371,7 @@ def main():
                                                   "corpus"))
     ap.add_argument("captures", nargs="*")
     args = ap.parse_args()
-    caps = args.captures or sorted(glob.glob("/work/shared/captures/*.pcap"))
+    caps = args.captures or sorted(glob.glob(os.path.join(os.environ.get("UIW_CAPTURES", "/nonexistent"), "*.pcap")))
     rx_dir = os.path.join(args.out, "rdmap_rx")
     hdr_dir = os.path.join(args.out, "ddp_hdr")
     os.makedirs(rx_dir, exist_ok=True)

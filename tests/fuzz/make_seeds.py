@@ -5,7 +5,8 @@
 usage: tests/fuzz/make_seeds.py [--out tests/fuzz/corpus] [--test-data DIR]
                                 [capture.pcap ...]
 
-Reads classic pcap files (default: /work/shared/captures/*.pcap), reassembles
+Reads classic pcap files (default: $UIW_CAPTURES/*.pcap, the project's
+reference captures kept outside the repository), reassembles
 every TCP connection that starts with an MPA Request/Reply exchange (RFC 5044
 section 7.1) and writes:
 
@@ -261,7 +262,7 @@ def main():
     ap.add_argument("--test-data", default=None)
     ap.add_argument("captures", nargs="*")
     args = ap.parse_args()
-    caps = args.captures or sorted(glob.glob("/work/shared/captures/*.pcap"))
+    caps = args.captures or sorted(glob.glob(os.path.join(os.environ.get("UIW_CAPTURES", "/nonexistent"), "*.pcap")))
     rr_dir = os.path.join(args.out, "mpa_rr")
     df_dir = os.path.join(args.out, "mpa_deframer")
     # these two directories are this script's alone: start them afresh

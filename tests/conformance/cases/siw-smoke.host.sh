@@ -7,7 +7,7 @@ needs() {
 	return 0
 }
 
-# the capture shows what ../shared/reference/siw-vm.md recorded for siw:
+# the capture shows what the project's siw VM notes recorded for siw:
 # revision 2 Request and Reply without CRC, IRD = ORD = 1
 host_check() {
 	if mpa_check "$OUT/siw-smoke.pcap" 0 0 00010001; then

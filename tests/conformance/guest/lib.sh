@@ -224,7 +224,7 @@ siw_rping() {
 # to the portlist twice oopses 6.1): stock siw, a 320 MiB tmpfs on /export
 # exported rw to everyone, rpcbind, rpc.mountd on TCP 20048, nfsd with 8
 # threads on TCP 2049 and RDMA 20049, NFSv4 lease and grace 10 s
-# (../shared/reference/siw-vm.md).  Returns 0, or 1 with WHY set.
+# (the project's siw VM notes).  Returns 0, or 1 with WHY set.
 NFS_MOUNTD_PORT=20048
 NFS_RDMA_PORT=20049
 nfs_up() {

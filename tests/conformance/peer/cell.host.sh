@@ -150,7 +150,7 @@ host_check() {
 		if [ "$src" = 10.0.2.15 ]; then
 			# siw 6.1 builds the Terminate control from little-endian
 			# bitfields: Layer in the low nibble, EType in the high one
-			# (../shared/reference/siw-and-peers.md); read it as siw meant it
+			# (the project's notes on siw and its peers); read it as siw meant it
 			read -r l e <<<"$e $l"
 			echo "from siw: layer/etype/ecode as siw meant them (nibbles swapped): $((l))/$((e))/$((c))" >>"$OUT/terminate.txt"
 		fi
