@@ -171,7 +171,9 @@ static void usage(FILE *f)
 		"  -p, --port PORT        TCP port (default 18515); 0 on the server: the\n"
 		"                         kernel chooses, printed on stdout as\n"
 		"                         \"uiw-perf: listening on ADDR port N\"\n"
-		"  -B, --bind ADDR        server: listen address (default 127.0.0.1)\n"
+		"  -B, --bind ADDR        server: listen address (default: every IPv6 and\n"
+		"                         IPv4 address, as perftest; -B 127.0.0.1: this\n"
+		"                         host only)\n"
 		"      --crc on|off       MPA CRC32C (default on); from each side's own\n"
 		"                         command line, must match (CRC is used if either\n"
 		"                         side asks)\n"
@@ -350,7 +352,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->rx_depth = 512;
 	o->cq_mod = 100;
 	o->outs = 16;
-	o->bind = "127.0.0.1";
+	o->bind = NULL; /* every address, IPv6 and IPv4 (as perftest, iperf3) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:hV", lo, NULL)) != -1) {
 		switch (c) {
@@ -1077,8 +1079,9 @@ static void sysfacts_get(struct sysfacts *s, const struct opts *o)
 
 	read_cc(s->cc, sizeof(s->cc));
 	s->mss = -1;
-	if (is_loopback(peer) || !strcmp(peer, "0.0.0.0") || !strcmp(peer, "::")) {
-		const char *a = is_loopback(peer) && strcmp(peer, "localhost") ? peer : "127.0.0.1";
+	if (!peer || is_loopback(peer) || !strcmp(peer, "0.0.0.0") || !strcmp(peer, "::")) {
+		const char *a =
+			peer && is_loopback(peer) && strcmp(peer, "localhost") ? peer : "127.0.0.1";
 
 		s->mss = mss_probe(a);
 		snprintf(s->mss_how, sizeof(s->mss_how), "probe connection on %s", a);
@@ -2603,12 +2606,19 @@ static void run_verbs_client(struct opts *o)
 		    verify_errors, p->peer_errors);
 }
 
+/* the listen address for messages: -B's, or "*" (every address) */
+static const char *bind_name(const struct opts *o)
+{
+	return o->bind ? o->bind : "*";
+}
+
 static void listening_line(const struct opts *o, unsigned port)
 {
 	if (o->json)
-		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n", o->bind, port);
+		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n",
+		       bind_name(o), port);
 	else
-		printf("%s: listening on %s port %u\n", prog, o->bind, port);
+		printf("%s: listening on %s port %u\n", prog, bind_name(o), port);
 	fflush(stdout);
 }
 
@@ -2647,7 +2657,7 @@ static void run_verbs_server(struct opts *o)
 		int ret = uiw_listen(p->lid, o->bind, (uint16_t)o->port, PERF_MAX_QPS + 64);
 
 		if (ret)
-			die(EXIT_ERR, "cannot listen on %s port %u: %s", o->bind, o->port,
+			die(EXIT_ERR, "cannot listen on %s port %u: %s", bind_name(o), o->port,
 			    strerror(-ret));
 	}
 	listening_line(o, uiw_get_port(p->lid));
@@ -2862,18 +2872,33 @@ static int tcp_listen(const char *addr, unsigned port, unsigned *bound)
 	int fd, one = 1, r;
 
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	snprintf(serv, sizeof(serv), "%u", port);
-	r = getaddrinfo(addr, serv, &hints, &res);
+	/* no -B: every address, IPv6 dual-stack where the host has IPv6 */
+	hints.ai_family = addr ? AF_UNSPEC : AF_INET6;
+	r = getaddrinfo(addr ? addr : "::", serv, &hints, &res);
+	fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!addr && fd < 0) {
+		if (!r)
+			freeaddrinfo(res);
+		hints.ai_family = AF_INET;
+		r = getaddrinfo("0.0.0.0", serv, &hints, &res);
+		fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
 	if (r)
-		die(EXIT_ERR, "%s: %s", addr, gai_strerror(r));
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		die(EXIT_ERR, "cannot resolve %s: %s", addr ? addr : "*", gai_strerror(r));
 	if (fd < 0)
 		die(EXIT_ERR, "socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!addr && res->ai_family == AF_INET6) {
+		int zero = 0;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	}
 	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64) ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl))
-		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr, port, strerror(errno));
+		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr ? addr : "*", port,
+		    strerror(errno));
 	freeaddrinfo(res);
 	*bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						: ((struct sockaddr_in *)&ss)->sin_port);

@@ -150,8 +150,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -s          run as the server\n"
 		"  -c          run as the client\n"
-		"  -a addr     server: the address to listen on (default 0.0.0.0; -a ::0\n"
-		"              listens on any IPv6 and IPv4 address);\n"
+		"  -a addr     server: the address to listen on (default: every IPv6 and\n"
+		"              IPv4 address; -a 0.0.0.0: every IPv4 address, as rping);\n"
 		"              client: the server's address (required); IPv4, IPv6 or a name\n"
 		"  -p port     TCP port (default 7174).  Server -p 0: the kernel picks the\n"
 		"              port and \"" PROG ": listening on ADDR port N\" is printed\n"
@@ -1217,7 +1217,8 @@ static int run_server(struct ping_app *app)
 		err("uiw_create_id: %s", errtext(r, eb, sizeof(eb)));
 		return EXIT_FAIL;
 	}
-	r = uiw_listen(app->listen_id, app->host, (uint16_t)app->o->port, PING_BACKLOG);
+	/* no -a: every address, IPv6 and IPv4 (rping's default, 0.0.0.0, and more) */
+	r = uiw_listen(app->listen_id, app->o->addr, (uint16_t)app->o->port, PING_BACKLOG);
 	if (r) {
 		err("listen on %s port %u: %s", app->host, app->o->port,
 		    errtext(r, eb, sizeof(eb)));
@@ -1268,7 +1269,7 @@ int main(int argc, char **argv)
 	memset(&app, 0, sizeof(app));
 	app.o = &o;
 	app.sfd = -1;
-	app.host = o.addr ? o.addr : "0.0.0.0";
+	app.host = o.addr ? o.addr : "*";
 
 	/* signals arrive on a signalfd; block them before the progress thread
 	 * exists so that it inherits the mask */
