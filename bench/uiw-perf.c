@@ -57,7 +57,7 @@
 #define PERF_CHAIN_MAX	 1024
 #define PERF_TCP_FRAME	 256	    /* TCP hello / reply / result frames */
 #define PERF_TCP_RXBUF	 (4u << 20) /* recv() size of the TCP receiver */
-#define PERF_SETUP_MS	 10000	    /* bound on setup and teardown waits */
+#define PERF_TIMEOUT_S	 10	    /* default --timeout: bound on every wait for the peer */
 #define PERF_MB		 1048576.0  /* MB/sec as perftest: 2^20 bytes */
 #define PERF_PD_MAGIC	 "UIWPERF\001"
 #define PERF_CTRL_MAGIC	 0x55504331u /* "UPC1" */
@@ -142,9 +142,18 @@ struct opts {
 	unsigned given;
 	uint32_t session;
 	int perftest; /* --perftest: perftest's rdma_cm (-R) exchange */
+	double timeout_s; /* --timeout: bound on every wait for the peer; 0: none */
 };
 
 static const char *prog = "uiw-perf";
+
+/*
+ * --timeout: every wait for the peer (connection setup, each step of a run,
+ * teardown) ends after this long without progress; 0: no bound.  tick_ms:
+ * how long one event-mode wait sleeps, short enough to notice the bound.
+ */
+static uint64_t stall_ns = PERF_TIMEOUT_S * 1000000000ull;
+static int tick_ms = 1000;
 
 static void usage(FILE *f)
 {
@@ -207,6 +216,11 @@ static void usage(FILE *f)
 		"                         --markers; no -a/-D/-q/--verify/--poll/--json, no\n"
 		"                         latency tests; give both sides the same -n, -s\n"
 		"                         and -r (docs/perftest-interop.md)\n"
+		"      --timeout SECS     bound on every wait for the peer (connection setup,\n"
+		"                         each step of a run, teardown; default 10, 0: no\n"
+		"                         bound): a peer that makes no progress for SECS\n"
+		"                         ends the run with \"stalled: ...\" (exit status 1).\n"
+		"                         The server waits for its first client without bound\n"
 		"  -h, --help             this text;  -V, --version: the version\n"
 		"\n"
 		"Settings that must be equal on both sides: TEST, --crc, --markers, and\n"
@@ -250,6 +264,23 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* the deadline of a wait for the peer that starts now (UINT64_MAX: none) */
+static uint64_t peer_deadline(void)
+{
+	return stall_ns ? now_ns() + stall_ns : UINT64_MAX;
+}
+
+static void stall_die(const char *who, const char *during) __attribute__((noreturn));
+
+/* @who (the peer) made no progress within --timeout during @during */
+static void stall_die(const char *who, const char *during)
+{
+	die(EXIT_ERR,
+	    "stalled: no progress from %s for %g s (%s; bound: --timeout, 0 for none): "
+	    "the peer is stopped or the path is blocked",
+	    who, (double)stall_ns / 1e9, during);
 }
 
 /* "64K", "1M", "8MiB", "4096" */
@@ -309,6 +340,7 @@ enum {
 	OPT_JSON,
 	OPT_INJECT,
 	OPT_PERFTEST,
+	OPT_TIMEOUT,
 };
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -336,6 +368,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
 		{"perftest", no_argument, NULL, OPT_PERFTEST},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -353,6 +386,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->cq_mod = 100;
 	o->outs = 16;
 	o->bind = NULL; /* every address, IPv6 and IPv4 (as perftest, iperf3) */
+	o->timeout_s = PERF_TIMEOUT_S;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:hV", lo, NULL)) != -1) {
 		switch (c) {
@@ -459,6 +493,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_PERFTEST:
 			o->perftest = 1;
 			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(d >= 0) || d > 86400)
+				die(EXIT_USAGE, "--timeout: '%s' is not a duration in seconds (0: none)",
+				    optarg);
+			o->timeout_s = d;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
@@ -505,6 +549,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth;
+	stall_ns = (uint64_t)(o->timeout_s * 1e9);
+	if (o->timeout_s > 0 && !stall_ns)
+		stall_ns = 1;
+	if (stall_ns && stall_ns / 4000000 < 1000)
+		tick_ms = stall_ns / 4000000 ? (int)(stall_ns / 4000000) : 1;
 	if (o->server) {
 		struct timespec ts;
 
@@ -1371,7 +1420,9 @@ static void progress_tick(struct progress *pg, const struct opts *o, uint64_t t,
 
 /* ---- control messages -------------------------------------------------- */
 
-enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK };
+/* C_ALIVE: the client's heartbeat in the tests where the server is passive
+ * (write_bw, read_bw, read_lat), so that a stalled client shows there too */
+enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK, C_ALIVE };
 
 /*
  * @a, @b: FIN: messages sent on this QP / -; ROUND: first iteration, count;
@@ -1537,6 +1588,10 @@ struct perf {
 	uint32_t size;
 	struct samples smp;
 	uint64_t bytes_done, msgs_done, t_last;
+	/* --timeout: the last sign of the peer (a data or receive completion,
+	 * a write_lat mark), and the client's next heartbeat (C_ALIVE) */
+	uint64_t t_act, next_beat;
+	unsigned beats;
 };
 
 static uint8_t *slot(struct perf *p, struct qpx *q, uint32_t i)
@@ -1771,6 +1826,8 @@ static void on_ctrl(struct perf *p, struct qpx *q, const struct ctrl *c)
 		/* c->errors: counted again in the FIN_ACK */
 		q->rounds_acked++;
 		break;
+	case C_ALIVE:
+		break;
 	default:
 		die(EXIT_ERR, "unknown control message %u on QP %u", c->type, q->idx);
 	}
@@ -1871,14 +1928,50 @@ static void on_wc(struct perf *p, const struct uiw_wc *wc)
 	}
 }
 
+/* die if the peer has shown no progress for --timeout */
+static void stall_check(struct perf *p)
+{
+	if (stall_ns && now_ns() - p->t_act > stall_ns)
+		stall_die(p->server ? "the client" : "the server", tests[p->o.test].name);
+}
+
+/*
+ * The client's heartbeat where the server would otherwise see nothing for a
+ * whole run (it is passive in write_bw, read_bw and read_lat): a C_ALIVE
+ * control message every quarter of --timeout (at most every second).
+ */
+static void heartbeat(struct perf *p)
+{
+	uint64_t t;
+
+	if (!stall_ns || p->server ||
+	    (p->o.test != T_WRITE_BW && p->o.test != T_READ_BW && p->o.test != T_READ_LAT))
+		return;
+	t = now_ns();
+	if (t < p->next_beat)
+		return;
+	p->next_beat = t + (uint64_t)tick_ms * 1000000ull;
+	{
+		struct ctrl c = {.type = C_ALIVE, .size = p->size};
+
+		post_ctrl(p, &p->qx[p->beats++ % p->nq], &c);
+	}
+}
+
 /* one round of completion handling; @ms: event-mode wait bound */
 static void progress(struct perf *p, int ms)
 {
 	struct uiw_wc wc[64];
-	int n = cq_wait(p, wc, 64, ms);
+	int n = cq_wait(p, wc, 64, ms > tick_ms ? tick_ms : ms);
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		on_wc(p, &wc[i]);
+		/* our own control Sends completing say nothing of the peer */
+		if ((unsigned)(wc[i].wr_id >> 62) != K_CTRL)
+			p->t_act = now_ns();
+	}
+	if (!n)
+		stall_check(p);
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
 
@@ -2037,9 +2130,10 @@ static void perf_close(struct perf *p)
 			vcheck(uiw_destroy_id(q->id), "uiw_destroy_id");
 		if (q->qp) {
 			int ret;
-			uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+			uint64_t end = now_ns() + PERF_TIMEOUT_S * 1000000000ull;
 
-			/* the QP may be destroyed once its connection is dead */
+			/* the QP may be destroyed once its connection is dead (the
+			 * library's own bound: not a wait for the peer) */
 			while ((ret = uiw_destroy_qp(q->qp)) == -EBUSY && now_ns() < end)
 				usleep(1000);
 			vcheck(ret, "uiw_destroy_qp");
@@ -2064,7 +2158,7 @@ static void perf_close(struct perf *p)
 /* wait (bounded) for DISCONNECTED on every connection */
 static void wait_disconnected(struct perf *p)
 {
-	uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	uint64_t end = peer_deadline();
 	struct uiw_cm_event ev;
 
 	p->closing = 1;
@@ -2089,6 +2183,8 @@ static void size_reset(struct perf *p, uint32_t size)
 	p->bytes_done = 0;
 	p->msgs_done = 0;
 	p->t_last = 0;
+	p->t_act = now_ns();
+	p->next_beat = 0;
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
 
@@ -2262,6 +2358,7 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 
 		for (unsigned i = 0; i < p->nq; i++)
 			post_bw(p, &p->qx[i]);
+		heartbeat(p);
 		progress(p, 1000);
 		t = now_ns();
 		if (!stopping && t >= deadline) {
@@ -2417,6 +2514,7 @@ static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
 				return 1;
 		} else if (o->test == T_WRITE_LAT && o->poll) {
 			if (load_mark(mark) == lat_mark(i)) {
+				p->t_act = now_ns();
 				if (o->verify)
 					verify_msg("write_lat", stream, i, slot(p, q, 0), 0,
 						   p->size - 1);
@@ -2437,6 +2535,7 @@ static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
 		}
 		if (q->fin)
 			return 0;
+		heartbeat(p);
 		/* keep the send queue drained of signaled WRs */
 		progress(p, 1000);
 	}
@@ -2540,7 +2639,7 @@ static void run_verbs_client(struct opts *o)
 			die(EXIT_ERR, "cannot connect to %s port %u: %s", o->server, o->port,
 			    strerror(-ret));
 	}
-	end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	end = peer_deadline();
 	while (established < p->nq) {
 		struct uiw_cm_event ev;
 		struct hello h;
@@ -2550,9 +2649,14 @@ static void run_verbs_client(struct opts *o)
 
 		ret = uiw_get_cm_event(p->ctx, &ev, 200);
 		if (ret == -ETIMEDOUT) {
-			if (now_ns() > end)
-				die(EXIT_ERR, "no answer from %s port %u within %d s", o->server,
-				    o->port, PERF_SETUP_MS / 1000);
+			if (now_ns() > end) {
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "connection setup, %u of %u connections established",
+					 established, p->nq);
+				stall_die(o->server, what);
+			}
 			continue;
 		}
 		vcheck(ret, "uiw_get_cm_event");
@@ -2570,6 +2674,7 @@ static void run_verbs_client(struct opts *o)
 			hello_remote(p, q, &h);
 			q->established = 1;
 			established++;
+			end = peer_deadline(); /* a sign of progress */
 			break;
 		case UIW_CM_EVENT_REJECTED:
 			if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg)) ==
@@ -2669,9 +2774,14 @@ static void run_verbs_server(struct opts *o)
 		int ret = uiw_get_cm_event(p->ctx, &ev, have ? 200 : -1);
 
 		if (ret == -ETIMEDOUT) {
-			if (now_ns() > end)
-				die(EXIT_ERR, "the client opened %u of %u connections", accepted,
-				    p->nq);
+			if (now_ns() > end) {
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "connection setup, the client opened %u of %u connections",
+					 accepted, p->nq);
+				stall_die("the client", what);
+			}
 			continue;
 		}
 		vcheck(ret, "uiw_get_cm_event");
@@ -2702,7 +2812,7 @@ static void run_verbs_server(struct opts *o)
 			}
 			perf_resources(p);
 			have = 1;
-			end = now_ns() + PERF_SETUP_MS * 1000000ull;
+			end = peer_deadline();
 		} else if (h.session != p->o.session || h.qp_index >= p->nq ||
 			   p->qx[h.qp_index].id) {
 			server_reject(p, ev.id, "server busy");
@@ -2725,6 +2835,7 @@ static void run_verbs_server(struct opts *o)
 			vcheck(uiw_accept(q->id, q->qp, &cp), "uiw_accept");
 		}
 		accepted++;
+		end = peer_deadline(); /* a sign of progress */
 	}
 	print_header(&p->o, &p->sf, 1);
 	nsizes = run_sizes(&p->o, sizes);
@@ -2745,11 +2856,24 @@ static void run_verbs_server(struct opts *o)
 
 /* ---- raw TCP baseline -------------------------------------------------- */
 
+/* --timeout on a blocking socket: send(), recv() and connect() give up */
+static void tcp_timeouts(int fd)
+{
+	struct timeval tv = {.tv_sec = (time_t)(stall_ns / 1000000000ull),
+			     .tv_usec = (suseconds_t)(stall_ns % 1000000000ull / 1000)};
+
+	if (stall_ns && !tv.tv_sec && !tv.tv_usec)
+		tv.tv_usec = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 static void tcp_sockopts(int fd)
 {
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcp_timeouts(fd);
 }
 
 static void set_nonblock(int fd, int on)
@@ -2760,10 +2884,23 @@ static void set_nonblock(int fd, int on)
 		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
+/*
+ * TCP tests, --timeout: @t_act is the last time bytes moved; a call that
+ * found nothing to do (EAGAIN: busy-polled, or a blocking call's
+ * SO_RCVTIMEO/SO_SNDTIMEO ran out) ends the run once it is older than the
+ * bound.
+ */
+static void tcp_stall_check(uint64_t t_act, const char *during)
+{
+	if (stall_ns && now_ns() - t_act > stall_ns)
+		stall_die("the peer", during);
+}
+
 /* all of @n bytes; @spin: busy-poll a non-blocking socket.  0, 1 on EOF, -errno */
 static int read_full(int fd, void *buf, size_t n, int spin)
 {
 	uint8_t *b = buf;
+	uint64_t t_act = now_ns();
 
 	while (n) {
 		ssize_t r = recv(fd, b, n, spin ? MSG_DONTWAIT : 0);
@@ -2771,9 +2908,12 @@ static int read_full(int fd, void *buf, size_t n, int spin)
 		if (r > 0) {
 			b += r;
 			n -= (size_t)r;
+			t_act = now_ns();
 		} else if (r == 0) {
 			return 1;
-		} else if (errno != EINTR && errno != EAGAIN) {
+		} else if (errno == EAGAIN) {
+			tcp_stall_check(t_act, "TCP receive");
+		} else if (errno != EINTR) {
 			return -errno;
 		}
 	}
@@ -2783,6 +2923,7 @@ static int read_full(int fd, void *buf, size_t n, int spin)
 static int write_full(int fd, const void *buf, size_t n, int spin)
 {
 	const uint8_t *b = buf;
+	uint64_t t_act = now_ns();
 
 	while (n) {
 		ssize_t r = send(fd, b, n, MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
@@ -2790,7 +2931,10 @@ static int write_full(int fd, const void *buf, size_t n, int spin)
 		if (r > 0) {
 			b += r;
 			n -= (size_t)r;
-		} else if (r < 0 && errno != EINTR && errno != EAGAIN) {
+			t_act = now_ns();
+		} else if (r < 0 && errno == EAGAIN) {
+			tcp_stall_check(t_act, "TCP send");
+		} else if (r < 0 && errno != EINTR) {
 			return -errno;
 		}
 	}
@@ -2844,22 +2988,37 @@ static void tcp_facts(int fd, struct sysfacts *s)
 		snprintf(s->cc, sizeof(s->cc), "%s", cc);
 }
 
+/* a connection to @host:@port: every address the name resolves to, in turn */
 static int tcp_connect(const char *host, unsigned port)
 {
-	struct addrinfo hints = {0}, *res = NULL;
+	struct addrinfo hints = {0}, *res = NULL, *ai;
 	char serv[8];
-	int fd, r;
+	int fd = -1, r, err = 0;
 
 	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
 	snprintf(serv, sizeof(serv), "%u", port);
 	r = getaddrinfo(host, serv, &hints, &res);
 	if (r)
-		die(EXIT_ERR, "%s: %s", host, gai_strerror(r));
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen))
-		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(errno));
+		die(EXIT_ERR, "cannot resolve %s: %s", host, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		tcp_sockopts(fd); /* SO_SNDTIMEO bounds connect() too */
+		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
 	freeaddrinfo(res);
-	tcp_sockopts(fd);
+	if (fd < 0 && err == EINPROGRESS)
+		stall_die(host, "TCP connect");
+	if (fd < 0)
+		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(err));
 	return fd;
 }
 
@@ -2911,7 +3070,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 {
 	uint8_t **buf = calloc(n, sizeof(*buf));
 	uint64_t *msg = calloc(n, sizeof(*msg)), *off = calloc(n, sizeof(*off));
-	uint64_t t0, deadline, total = 0, tlast;
+	uint64_t t0, deadline, total = 0, tlast, t_act;
 	struct samples smp = {0};
 	struct progress pg;
 	int stop = 0, spin = o->poll || n > 1;
@@ -2928,6 +3087,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 	}
 	t0 = now_ns();
 	tlast = t0;
+	t_act = t0;
 	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
 	progress_init(&pg, o, t0);
 	samples_push(&smp, t0, 0);
@@ -2956,6 +3116,8 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 					continue;
 				die(EXIT_ERR, "TCP send: %s", strerror(errno));
 			}
+			if (w > 0)
+				t_act = now_ns();
 			off[c] += (uint64_t)w;
 			if (off[c] == size) {
 				off[c] = 0;
@@ -2968,6 +3130,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 		}
 		if (!active)
 			break;
+		tcp_stall_check(t_act, "tcp_bw: the receiver takes nothing");
 		if (!stop && o->duration_us) {
 			uint64_t t = now_ns();
 
@@ -3003,6 +3166,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 	int *open = calloc(n, sizeof(*open));
 	unsigned nopen = n;
 	int spin = o->poll || n > 1;
+	uint64_t t_act = now_ns();
 
 	if (!buf || !pos || !open)
 		die(EXIT_ERR, "out of memory");
@@ -3032,6 +3196,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 					continue;
 				die(EXIT_ERR, "TCP recv: %s", strerror(errno));
 			}
+			t_act = now_ns();
 			if (r == 0) {
 				open[c] = 0;
 				nopen--;
@@ -3055,6 +3220,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 			}
 			pos[c] += (uint64_t)r;
 		}
+		tcp_stall_check(t_act, "tcp_bw: the sender sends nothing");
 	}
 	*t_end = now_ns();
 	*bytes = 0;
@@ -3259,6 +3425,15 @@ static void run_tcp_server(struct opts *o)
 		int last = 0;
 
 		for (unsigned c = 0; c < o->qps; c++) {
+			/* the first client is awaited without bound (as perftest);
+			 * its further connections within --timeout */
+			if (k || c) {
+				struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+				int ms = stall_ns ? (int)((stall_ns + 999999) / 1000000) : -1;
+
+				if (poll(&pfd, 1, ms) == 0)
+					stall_die("the client", "its next TCP connection");
+			}
 			fds[c] = accept(lfd, NULL, NULL);
 			if (fds[c] < 0)
 				die(EXIT_ERR, "accept: %s", strerror(errno));

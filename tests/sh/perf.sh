@@ -59,7 +59,7 @@ pair() {
 	NRUN=$((NRUN + 1))
 	rm -f "$TMP"/last.*
 	# shellcheck disable=SC2086
-	timeout "$LIMIT" "$PERF" $1 -p 0 >"$TMP/last.srv" 2>"$TMP/last.srv.err" &
+	timeout "$LIMIT" "$PERF" $1 -B 127.0.0.1 -p 0 >"$TMP/last.srv" 2>"$TMP/last.srv.err" &
 	SPID=$!
 	port=""
 	i=0
