@@ -130,7 +130,8 @@ struct opts {
 	unsigned port;
 	int crc;     /* 1 on, 0 off */
 	int markers; /* 1 on */
-	int poll;    /* 1: --poll, 0: --event */
+	int poll;    /* 1: --poll, 0: -e/--use_event; default: latency tests poll */
+	int mode_given; /* --poll or -e given (else the test's default) */
 	int app;     /* --progress app: polled context, the application waits in it */
 	unsigned engines; /* --engines: progress threads of the context */
 	int verify;
@@ -187,14 +188,18 @@ static void usage(FILE *f)
 		"                         command line, must match (CRC is used if either\n"
 		"                         side asks)\n"
 		"      --markers on|off   MPA markers (default off); as --crc\n"
-		"      --event            completion channel, blocking (default)\n"
-		"      --poll             polled context: uiw_poll_cq() drives the engine,\n"
-		"                         busy-poll (TCP tests: non-blocking busy-poll)\n"
-		"      --progress thread|app  with --event: who runs the engine: the\n"
+		"  -e, --use_event        event mode: completion channel, blocking (TCP\n"
+		"                         tests: blocking calls); the default of the *_bw\n"
+		"                         tests (--event: the same)\n"
+		"      --poll             poll mode: polled context, uiw_poll_cq() drives\n"
+		"                         the engine, busy-poll (TCP tests: non-blocking\n"
+		"                         busy-poll); the default of the *_lat tests, as\n"
+		"                         perftest. The header says which mode ran\n"
+		"      --progress thread|app  event mode (implies -e): who runs the engine: the\n"
 		"                         context's progress thread (default; two wake-ups\n"
 		"                         per message), or the application, blocked in\n"
 		"                         uiw_progress() on a polled context (one wake-up)\n"
-		"      --engines N        with --progress thread: N progress threads (engines)\n"
+		"      --engines N        event mode (implies -e), --progress thread: N engines\n"
 		"                         in this side's context, 1..64 (default 1); the QPs\n"
 		"                         are spread over them round-robin; each side's own\n"
 		"      --verify           the receiver (the reader for read tests) checks\n"
@@ -224,12 +229,12 @@ static void usage(FILE *f)
 		"  -h, --help             this text;  -V, --version: the version\n"
 		"\n"
 		"Settings that must be equal on both sides: TEST, --crc, --markers, and\n"
-		"for write_lat --poll/--event. The server adopts the client's -s/-a, -n/-D,\n"
+		"for write_lat --poll/-e. The server adopts the client's -s/-a, -n/-D,\n"
 		"-q, -t, -r, -Q, -o, -I, --verify unless it was given them itself, in which\n"
 		"case they must be equal too. A mismatch is refused with a message on both\n"
 		"sides (exit status 1).\n"
 		"\n"
-		"write_lat: --poll polls the last byte of the buffer (as perftest); --event\n"
+		"write_lat: --poll polls the last byte of the buffer (as perftest); -e\n"
 		"follows each Write with a 0-byte Send that wakes the peer's completion\n"
 		"channel. BW in MB/sec of 2^20 bytes; latencies in microseconds, half the\n"
 		"round trip except read_lat (one Read). Peak BW: the best rate over any\n"
@@ -237,7 +242,7 @@ static void usage(FILE *f)
 		"\n"
 		"TCP baseline: TCP_NODELAY (as the uiwarp engine's sockets), one send() call\n"
 		"per whole message (the engine's chunking), the receiver recv()s 4 MiB at a\n"
-		"time, new connections per size; --event: blocking calls, --poll: busy-poll.\n"
+		"time, new connections per size; -e: blocking calls, --poll: busy-poll.\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage, 3 verification failed.\n"
 		"Manual: docs/uiw-perf.md\n");
@@ -362,6 +367,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"markers", required_argument, NULL, OPT_MARKERS},
 		{"poll", no_argument, NULL, OPT_POLL},
 		{"event", no_argument, NULL, OPT_EVENT},
+		{"use_event", no_argument, NULL, OPT_EVENT},
+		{"use-event", no_argument, NULL, OPT_EVENT},
 		{"progress", required_argument, NULL, OPT_PROGRESS},
 		{"engines", required_argument, NULL, OPT_ENGINES},
 		{"verify", no_argument, NULL, OPT_VERIFY},
@@ -374,7 +381,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{NULL, 0, NULL, 0},
 	};
 	const char *pos[2] = {NULL, NULL};
-	int npos = 0, c;
+	int npos = 0, c, progress_given = 0;
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
@@ -388,7 +395,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->bind = NULL; /* every address, IPv6 and IPv4 (as perftest, iperf3) */
 	o->timeout_s = PERF_TIMEOUT_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:ehV", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			if (npos == 2)
@@ -461,11 +468,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_POLL:
 			o->poll = 1;
+			o->mode_given = 1;
 			break;
+		case 'e':
 		case OPT_EVENT:
 			o->poll = 0;
+			o->mode_given = 1;
 			break;
 		case OPT_PROGRESS:
+			progress_given = 1;
 			if (!strcmp(optarg, "app"))
 				o->app = 1;
 			else if (!strcmp(optarg, "thread"))
@@ -474,6 +485,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				die(EXIT_USAGE, "--progress takes thread or app, not '%s'", optarg);
 			break;
 		case OPT_ENGINES:
+			progress_given = 1;
 			o->engines = parse_uint("--engines", optarg, 1, 64);
 			break;
 		case OPT_VERIFY:
@@ -523,6 +535,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die(EXIT_USAGE, "unknown test '%s' (see --help)", pos[0]);
 	o->test = (enum test_id)c;
 	o->server = pos[1];
+	/* the completion mode: latency tests poll, bandwidth tests sleep on a
+	 * completion channel (perftest polls both; -e/--use_event, --poll choose);
+	 * --progress and --engines are event-mode options and imply -e */
+	if (!o->mode_given) {
+		if (progress_given)
+			o->poll = 0;
+		else
+			o->poll = tests[o->test].lat;
+	} else if (o->poll && progress_given) {
+		die(EXIT_USAGE, "--progress and --engines are for event mode (-e), not --poll");
+	}
 	if (!o->size)
 		o->size = tests[o->test].lat ? 2 : 65536;
 	if (!o->iters)
@@ -1171,8 +1194,9 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		printf(" of %s port %u", o->server, o->port);
 	printf("\n");
 	if (t->tcp) {
-		printf(" Transport       : raw TCP, TCP_NODELAY, %s\n",
-		       o->poll ? "non-blocking busy-poll" : "blocking calls");
+		printf(" Transport       : raw TCP, TCP_NODELAY, %s%s\n",
+		       o->poll ? "non-blocking busy-poll (poll mode)" : "blocking calls (event mode)",
+		       o->mode_given ? "" : ", the default");
 		if (!t->lat)
 			printf(" Method          : one send() per message, recv() of %u KiB\n",
 			       PERF_TCP_RXBUF >> 10);
@@ -1180,9 +1204,10 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		       onoff(o->verify));
 	} else {
 		printf(" Transport       : iWARP (RDMAP/DDP/MPA) over TCP, RC\n");
-		printf(" Number of qps   : %-8u     Completion    : %s\n", o->qps,
+		printf(" Number of qps   : %-8u     Completion    : %s%s\n", o->qps,
 		       o->poll ? "poll (polled context, busy-poll)"
-			       : "event (completion channel, blocking)");
+			       : "event (completion channel, blocking)",
+		       o->mode_given ? "" : ", the default");
 		printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
 		if (o->test == T_SEND_BW)
 			printf(" RX depth        : %-8u     Flow control  : credits\n",
