@@ -1056,6 +1056,21 @@ static int is_loopback(const char *host)
 	return 0;
 }
 
+/* why @host does not resolve, in getaddrinfo()'s words */
+static const char *resolve_error(const char *host)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	int r;
+
+	hints.ai_socktype = SOCK_STREAM;
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (!r) {
+		freeaddrinfo(res);
+		return "it resolves now";
+	}
+	return gai_strerror(r);
+}
+
 /* MSS of a TCP connection to a throw-away listener on @addr (loopback) */
 static int mss_probe(const char *addr)
 {
@@ -2660,6 +2675,8 @@ static void run_verbs_client(struct opts *o)
 		cp.private_data_len = (uint16_t)hello_encode(&h, pd, sizeof(pd));
 		vcheck(uiw_create_id(p->ctx, q, &q->id), "uiw_create_id");
 		ret = uiw_connect(q->id, o->server, (uint16_t)o->port, q->qp, &cp);
+		if (ret == -ENXIO || ret == -EAGAIN)
+			die(EXIT_ERR, "cannot resolve %s: %s", o->server, resolve_error(o->server));
 		if (ret)
 			die(EXIT_ERR, "cannot connect to %s port %u: %s", o->server, o->port,
 			    strerror(-ret));
@@ -2705,7 +2722,13 @@ static void run_verbs_client(struct opts *o)
 			if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg)) ==
 			    1)
 				die(EXIT_ERR, "the server refused: %s", msg);
-			die(EXIT_ERR, "connection to %s port %u rejected", o->server, o->port);
+			/* a TCP connection refused is REJECTED too, as librdmacm
+			 * reports it on iWARP */
+			die(EXIT_ERR,
+			    "cannot connect to %s port %u: %s (REJECTED): is a uiw-perf %s "
+			    "server listening there?",
+			    o->server, o->port,
+			    ev.private_data_len ? "rejected" : "connection refused", tests[o->test].name);
 		case UIW_CM_EVENT_UNREACHABLE:
 		case UIW_CM_EVENT_CONNECT_ERROR:
 			die(EXIT_ERR, "cannot connect to %s port %u: %s (%s)", o->server, o->port,
@@ -3887,9 +3910,13 @@ static void pt_connect(struct pt *p, int data, unsigned ird)
 		else
 			p->cid = id;
 		*est = 0;
-		vcheck(uiw_connect(id, p->o->server, (uint16_t)p->o->port, data ? p->dqp : p->cqp,
-				   &cp),
-		       "uiw_connect");
+		int ret = uiw_connect(id, p->o->server, (uint16_t)p->o->port,
+				      data ? p->dqp : p->cqp, &cp);
+
+		if (ret == -ENXIO || ret == -EAGAIN)
+			die(EXIT_ERR, "cannot resolve %s: %s", p->o->server,
+			    resolve_error(p->o->server));
+		vcheck(ret, "uiw_connect");
 		pt_cm_wait(p, est, PT_WAIT_MS, what);
 		if (*est > 0)
 			return;

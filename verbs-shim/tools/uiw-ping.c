@@ -1033,7 +1033,11 @@ static void handle_cm_event(struct ping_app *app, const struct uiw_cm_event *ev)
 		}
 		break;
 	case UIW_CM_EVENT_REJECTED:
-		conn_fail(c, "connect to %s: rejected by the server", app->peer);
+		/* an MPA Reject, or (as librdmacm reports iWARP) a refused TCP
+		 * connection: nothing listens on that port */
+		conn_fail(c, "connect to %s: %s (REJECTED)", app->peer,
+			  ev->private_data_len ? "rejected by the server"
+					       : "connection refused, or rejected by the server");
 		break;
 	case UIW_CM_EVENT_UNREACHABLE:
 		conn_fail(c, "connect to %s: %s", app->peer, errtext(ev->status, eb, sizeof(eb)));

@@ -102,6 +102,8 @@ static const char *errno_text(int e)
 		return "connection timed out";
 	case EHOSTUNREACH:
 		return "host unreachable";
+	case ENXIO:
+		return "cannot resolve the host name";
 	case ENETUNREACH:
 		return "network unreachable";
 	case ECONNRESET:
