@@ -200,7 +200,7 @@ grep -q 'Completion    : poll (polled context, busy-poll), the default' "$TMP/la
 # --progress is an event-mode option: it implies -e, and --poll refuses it
 pair "send_lat --progress app" "send_lat --progress app -n 20"
 mode_is "$TMP/last.cli" event || fail "send_lat --progress app did not run in event mode"
-"$PERF" send_lat --poll --progress app >/dev/null 2>&1
+timeout "$LIMIT" "$PERF" send_lat --poll --progress app -B 127.0.0.1 -p 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--poll --progress app: exit status not 2"
 
 # usage errors
