@@ -1978,13 +1978,15 @@ static void stall_check(struct perf *p)
 /*
  * The client's heartbeat where the server would otherwise see nothing for a
  * whole run (it is passive in write_bw, read_bw and read_lat): a C_ALIVE
- * control message every quarter of --timeout (at most every second).
+ * control message every second, or every quarter of our --timeout when
+ * that is shorter.  Sent whatever our own bound (even --timeout 0): the
+ * server's bound is its own.
  */
 static void heartbeat(struct perf *p)
 {
 	uint64_t t;
 
-	if (!stall_ns || p->server ||
+	if (p->server ||
 	    (p->o.test != T_WRITE_BW && p->o.test != T_READ_BW && p->o.test != T_READ_LAT))
 		return;
 	t = now_ns();

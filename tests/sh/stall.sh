@@ -11,7 +11,9 @@
 #      it learns of the client through its heartbeats) stops;
 #   3. send_lat -D 3 (the default completion mode): the server stopped;
 #   4. tcp_bw -D 3: the server stopped;
-#   5. tcp_lat, tcp_bw and write_bw against a TCP listener that accepts and
+#   5. no false alarm: write_bw -D 4 with the server's bound at 2 s and a
+#      client without one (--timeout 0): its heartbeats keep the server going;
+#   6. tcp_lat, tcp_bw and write_bw against a TCP listener that accepts and
 #      never reads nor writes (python3; skipped without it): the client stops.
 # Each case uses --timeout 2; the bound checked is 2 s plus a margin of 4 s
 # from the stop (tcp_bw: plus the -D run, the kernel's buffers absorb it).
@@ -139,7 +141,36 @@ finish "tcp_bw, server stopped: the client" "$CPID" "$TMP/cli.err" "$t" $(((TO +
 kill -CONT "$SPID"
 wait "$SPID" 2>/dev/null
 
-# 5. a silent TCP listener: accepts, never reads nor writes
+# 5. no false alarm: a write_bw run of 4 s (the server passive, its bound
+#    2 s) with a client that has no bound of its own (--timeout 0): the
+#    client's heartbeats keep the server going, both exit 0
+start_server write_bw
+[ -n "$PORT" ] || { fail "write_bw server did not start: $(cat "$TMP/srv.err")"; end_checks; }
+rm -f "$TMP/cli.out" "$TMP/cli.err"
+"$PERF" write_bw --timeout 0 -D 4 -p "$PORT" 127.0.0.1 >"$TMP/cli.out" 2>"$TMP/cli.err" &
+CPID=$!
+PIDS="$PIDS $CPID"
+n=0
+while kill -0 "$CPID" 2>/dev/null && [ $n -lt 300 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+wait "$CPID"
+crc=$?
+n=0
+while kill -0 "$SPID" 2>/dev/null && [ $n -lt 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+wait "$SPID"
+src=$?
+if [ "$crc" = 0 ] && [ "$src" = 0 ]; then
+	pass "write_bw -D 4, server --timeout 2, client --timeout 0: both exit 0"
+else
+	fail "write_bw -D 4, server --timeout 2, client --timeout 0: client exit $crc, server exit $src: $(cat "$TMP/cli.err" "$TMP/srv.err")"
+fi
+
+# 6. a silent TCP listener: accepts, never reads nor writes
 if command -v python3 >/dev/null 2>&1; then
 	python3 -c '
 import socket, sys
