@@ -14,7 +14,10 @@
 #   5. no false alarm: write_bw -D 4 with the server's bound at 2 s and a
 #      client without one (--timeout 0): its heartbeats keep the server going;
 #   6. tcp_lat, tcp_bw and write_bw against a TCP listener that accepts and
-#      never reads nor writes (python3; skipped without it): the client stops.
+#      never reads nor writes (python3; skipped without it): the client stops;
+#      so does uiw-rpcinfo -T rdma -t 2 ("connection timed out").
+# And uiw-ping (--timeout=2): the server stopped during -C 0 pings, the client
+# stops with "no progress for 2 s".
 # Each case uses --timeout 2; the bound checked is 2 s plus a margin of 4 s
 # from the stop (tcp_bw: plus the -D run, the kernel's buffers absorb it).
 # The tools run without timeout(1) (SIGSTOP must reach them, not a wrapper);
@@ -62,8 +65,9 @@ start_client() {
 	PIDS="$PIDS $CPID"
 }
 
-# finish NAME PID FILE T_STOP LIMIT_DS: PID must end non-zero, with "stalled"
-# in FILE, within LIMIT_DS tenths of a second of T_STOP
+# finish NAME PID FILE T_STOP LIMIT_DS: PID must end non-zero, with $PAT
+# (default "stalled") in FILE, within LIMIT_DS tenths of a second of T_STOP
+PAT=stalled
 finish() {
 	n=0
 	while kill -0 "$2" 2>/dev/null && [ $n -lt 400 ]; do
@@ -80,12 +84,12 @@ finish() {
 	el=$(($(ds) - $4))
 	if [ "$rc" = 0 ]; then
 		fail "$1: exit status 0"
-	elif ! grep -q 'stalled' "$3"; then
-		fail "$1: exit $rc without a 'stalled' message: $(cat "$3")"
+	elif ! grep -q "$PAT" "$3"; then
+		fail "$1: exit $rc without a '$PAT' message: $(cat "$3")"
 	elif [ "$el" -gt "$5" ]; then
 		fail "$1: took $el/10 s after the stop (bound $5/10 s)"
 	else
-		pass "$1: exit $rc after $el/10 s: $(grep stalled "$3" | head -n 1)"
+		pass "$1: exit $rc after $el/10 s: $(grep "$PAT" "$3" | head -n 1)"
 	fi
 }
 
@@ -141,6 +145,32 @@ finish "tcp_bw, server stopped: the client" "$CPID" "$TMP/cli.err" "$t" $(((TO +
 kill -CONT "$SPID"
 wait "$SPID" 2>/dev/null
 
+# uiw-ping (rping's protocol): the server stopped during -C 0 pings
+if [ -x "$BIN/uiw-ping" ]; then
+	rm -f "$TMP/ps.out"
+	"$BIN/uiw-ping" -s -a 127.0.0.1 -p 0 >"$TMP/ps.out" 2>&1 &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	PORT=$(wait_for "$TMP/ps.out" 's/^uiw-ping: listening on .* port \([0-9][0-9]*\)$/\1/p' 10)
+	if [ -z "$PORT" ]; then
+		fail "uiw-ping server did not start: $(cat "$TMP/ps.out")"
+	else
+		rm -f "$TMP/pc.out"
+		"$BIN/uiw-ping" -c -a 127.0.0.1 -p "$PORT" -C 0 -v --timeout=$TO >"$TMP/pc.out" 2>&1 &
+		CPID=$!
+		PIDS="$PIDS $CPID"
+		wait_for "$TMP/pc.out" '/^ping data: /p' 10 >/dev/null ||
+			fail "uiw-ping: no ping went through: $(cat "$TMP/pc.out")"
+		kill -STOP "$SPID"
+		t=$(ds)
+		PAT='no progress for'
+		finish "uiw-ping -C 0, server stopped: the client" "$CPID" "$TMP/pc.out" "$t" \
+			$(((TO + MARGIN) * 10))
+		PAT=stalled
+		kill -CONT "$SPID"
+	fi
+fi
+
 # 5. no false alarm: a write_bw run of 4 s (the server passive, its bound
 #    2 s) with a client that has no bound of its own (--timeout 0): the
 #    client's heartbeats keep the server going, both exit 0
@@ -193,6 +223,18 @@ while True:
 			finish "$t against a silent listener: the client" "$CPID" "$TMP/cli.err" "$t0" \
 				$(((TO + MARGIN) * 10))
 		done
+		# the RPC tools: uiw-rpcinfo's -t bounds the RDMA connection setup
+		if [ -x "$BIN/uiw-rpcinfo" ]; then
+			t0=$(ds)
+			"$BIN/uiw-rpcinfo" -T rdma -t $TO -p "$PORT" 127.0.0.1 100003 3 \
+				>/dev/null 2>"$TMP/rpcinfo.err" &
+			CPID=$!
+			PIDS="$PIDS $CPID"
+			PAT='timed out'
+			finish "uiw-rpcinfo -T rdma -t $TO against a silent listener" "$CPID" \
+				"$TMP/rpcinfo.err" "$t0" $(((TO + MARGIN) * 10))
+			PAT=stalled
+		fi
 	fi
 else
 	echo "$ME.sh: python3 not installed: the silent-listener cases are skipped"
