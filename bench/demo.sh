@@ -4,7 +4,7 @@
 # make demo: uiwarp against raw TCP on 127.0.0.1, with uiw-perf.
 #
 # Runs uiw-perf servers (-p 0: the kernel picks the port, read from the
-# server's "uiw-perf: listening on 127.0.0.1 port N" line) and clients, and
+# server's "uiw-perf: listening on ADDR port N" line; -B 127.0.0.1) and clients, and
 # prints one table: Write/Read/Send bandwidth with 64 KiB messages and
 # 8-byte latency in event and poll mode, each beside the raw TCP figure of
 # the same run (uiw-perf tcp_bw / tcp_lat: same sizes, TCP_NODELAY, one
@@ -62,7 +62,7 @@ run() {
 	test=$1
 	shift
 	out=$TMP/$name
-	timeout "$LIMIT" "$PERF" "$test" "$@" -p 0 >"$out.srv" 2>"$out.srv.err" &
+	timeout "$LIMIT" "$PERF" "$test" "$@" -B 127.0.0.1 -p 0 >"$out.srv" 2>"$out.srv.err" &
 	SPID=$!
 	port=""
 	i=0

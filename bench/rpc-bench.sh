@@ -83,7 +83,7 @@ one() { # transport op (transport rdma-sleep: both sides --poll-us -1)
 		awk -v op="$2" '{print (op == "null") ? $1 : $2}'
 }
 perf() {
-	"$BIN/uiw-perf" write_bw -s "$SIZE" -p 0 >"$TMP/perf-srv.log" 2>&1 &
+	"$BIN/uiw-perf" write_bw -s "$SIZE" -B 127.0.0.1 -p 0 >"$TMP/perf-srv.log" 2>&1 &
 	pp=$!
 	n=0
 	port=

@@ -60,7 +60,7 @@ run() {
 	eng=
 	[ "$ENG" != 1 ] && [ "$test" != tcp_bw ] && eng="--engines $ENG"
 	# shellcheck disable=SC2086 # $eng: an option and its value, or nothing
-	"$PERF" "$test" $eng -p 0 >"$TMP/srv" 2>&1 &
+	"$PERF" "$test" $eng -B 127.0.0.1 -p 0 >"$TMP/srv" 2>&1 &
 	SPID=$!
 	port=
 	n=0

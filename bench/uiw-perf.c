@@ -57,7 +57,7 @@
 #define PERF_CHAIN_MAX	 1024
 #define PERF_TCP_FRAME	 256	    /* TCP hello / reply / result frames */
 #define PERF_TCP_RXBUF	 (4u << 20) /* recv() size of the TCP receiver */
-#define PERF_SETUP_MS	 10000	    /* bound on setup and teardown waits */
+#define PERF_TIMEOUT_S	 10	    /* default --timeout: bound on every wait for the peer */
 #define PERF_MB		 1048576.0  /* MB/sec as perftest: 2^20 bytes */
 #define PERF_PD_MAGIC	 "UIWPERF\001"
 #define PERF_CTRL_MAGIC	 0x55504331u /* "UPC1" */
@@ -130,7 +130,8 @@ struct opts {
 	unsigned port;
 	int crc;     /* 1 on, 0 off */
 	int markers; /* 1 on */
-	int poll;    /* 1: --poll, 0: --event */
+	int poll;    /* 1: --poll, 0: -e/--use_event; default: latency tests poll */
+	int mode_given; /* --poll or -e given (else the test's default) */
 	int app;     /* --progress app: polled context, the application waits in it */
 	unsigned engines; /* --engines: progress threads of the context */
 	int verify;
@@ -142,9 +143,18 @@ struct opts {
 	unsigned given;
 	uint32_t session;
 	int perftest; /* --perftest: perftest's rdma_cm (-R) exchange */
+	double timeout_s; /* --timeout: bound on every wait for the peer; 0: none */
 };
 
 static const char *prog = "uiw-perf";
+
+/*
+ * --timeout: every wait for the peer (connection setup, each step of a run,
+ * teardown) ends after this long without progress; 0: no bound.  tick_ms:
+ * how long one event-mode wait sleeps, short enough to notice the bound.
+ */
+static uint64_t stall_ns = PERF_TIMEOUT_S * 1000000000ull;
+static int tick_ms = 1000;
 
 static void usage(FILE *f)
 {
@@ -171,19 +181,25 @@ static void usage(FILE *f)
 		"  -p, --port PORT        TCP port (default 18515); 0 on the server: the\n"
 		"                         kernel chooses, printed on stdout as\n"
 		"                         \"uiw-perf: listening on ADDR port N\"\n"
-		"  -B, --bind ADDR        server: listen address (default 127.0.0.1)\n"
+		"  -B, --bind ADDR        server: listen address (default: every IPv6 and\n"
+		"                         IPv4 address, as perftest; -B 127.0.0.1: this\n"
+		"                         host only)\n"
 		"      --crc on|off       MPA CRC32C (default on); from each side's own\n"
 		"                         command line, must match (CRC is used if either\n"
 		"                         side asks)\n"
 		"      --markers on|off   MPA markers (default off); as --crc\n"
-		"      --event            completion channel, blocking (default)\n"
-		"      --poll             polled context: uiw_poll_cq() drives the engine,\n"
-		"                         busy-poll (TCP tests: non-blocking busy-poll)\n"
-		"      --progress thread|app  with --event: who runs the engine: the\n"
+		"  -e, --use_event        event mode: completion channel, blocking (TCP\n"
+		"                         tests: blocking calls); the default of the *_bw\n"
+		"                         tests (--event: the same)\n"
+		"      --poll             poll mode: polled context, uiw_poll_cq() drives\n"
+		"                         the engine, busy-poll (TCP tests: non-blocking\n"
+		"                         busy-poll); the default of the *_lat tests, as\n"
+		"                         perftest. The header says which mode ran\n"
+		"      --progress thread|app  event mode (implies -e): who runs the engine: the\n"
 		"                         context's progress thread (default; two wake-ups\n"
 		"                         per message), or the application, blocked in\n"
 		"                         uiw_progress() on a polled context (one wake-up)\n"
-		"      --engines N        with --progress thread: N progress threads (engines)\n"
+		"      --engines N        event mode (implies -e), --progress thread: N engines\n"
 		"                         in this side's context, 1..64 (default 1); the QPs\n"
 		"                         are spread over them round-robin; each side's own\n"
 		"      --verify           the receiver (the reader for read tests) checks\n"
@@ -205,15 +221,20 @@ static void usage(FILE *f)
 		"                         --markers; no -a/-D/-q/--verify/--poll/--json, no\n"
 		"                         latency tests; give both sides the same -n, -s\n"
 		"                         and -r (docs/perftest-interop.md)\n"
+		"      --timeout SECS     bound on every wait for the peer (connection setup,\n"
+		"                         each step of a run, teardown; default 10, 0: no\n"
+		"                         bound): a peer that makes no progress for SECS\n"
+		"                         ends the run with \"stalled: ...\" (exit status 1).\n"
+		"                         The server waits for its first client without bound\n"
 		"  -h, --help             this text;  -V, --version: the version\n"
 		"\n"
 		"Settings that must be equal on both sides: TEST, --crc, --markers, and\n"
-		"for write_lat --poll/--event. The server adopts the client's -s/-a, -n/-D,\n"
+		"for write_lat --poll/-e. The server adopts the client's -s/-a, -n/-D,\n"
 		"-q, -t, -r, -Q, -o, -I, --verify unless it was given them itself, in which\n"
 		"case they must be equal too. A mismatch is refused with a message on both\n"
 		"sides (exit status 1).\n"
 		"\n"
-		"write_lat: --poll polls the last byte of the buffer (as perftest); --event\n"
+		"write_lat: --poll polls the last byte of the buffer (as perftest); -e\n"
 		"follows each Write with a 0-byte Send that wakes the peer's completion\n"
 		"channel. BW in MB/sec of 2^20 bytes; latencies in microseconds, half the\n"
 		"round trip except read_lat (one Read). Peak BW: the best rate over any\n"
@@ -221,7 +242,7 @@ static void usage(FILE *f)
 		"\n"
 		"TCP baseline: TCP_NODELAY (as the uiwarp engine's sockets), one send() call\n"
 		"per whole message (the engine's chunking), the receiver recv()s 4 MiB at a\n"
-		"time, new connections per size; --event: blocking calls, --poll: busy-poll.\n"
+		"time, new connections per size; -e: blocking calls, --poll: busy-poll.\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage, 3 verification failed.\n"
 		"Manual: docs/uiw-perf.md\n");
@@ -248,6 +269,23 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* the deadline of a wait for the peer that starts now (UINT64_MAX: none) */
+static uint64_t peer_deadline(void)
+{
+	return stall_ns ? now_ns() + stall_ns : UINT64_MAX;
+}
+
+static void stall_die(const char *who, const char *during) __attribute__((noreturn));
+
+/* @who (the peer) made no progress within --timeout during @during */
+static void stall_die(const char *who, const char *during)
+{
+	die(EXIT_ERR,
+	    "stalled: no progress from %s for %g s (%s; bound: --timeout, 0 for none): "
+	    "the peer is stopped or the path is blocked",
+	    who, (double)stall_ns / 1e9, during);
 }
 
 /* "64K", "1M", "8MiB", "4096" */
@@ -307,6 +345,7 @@ enum {
 	OPT_JSON,
 	OPT_INJECT,
 	OPT_PERFTEST,
+	OPT_TIMEOUT,
 };
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -328,18 +367,21 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"markers", required_argument, NULL, OPT_MARKERS},
 		{"poll", no_argument, NULL, OPT_POLL},
 		{"event", no_argument, NULL, OPT_EVENT},
+		{"use_event", no_argument, NULL, OPT_EVENT},
+		{"use-event", no_argument, NULL, OPT_EVENT},
 		{"progress", required_argument, NULL, OPT_PROGRESS},
 		{"engines", required_argument, NULL, OPT_ENGINES},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"inject-error", required_argument, NULL, OPT_INJECT},
 		{"perftest", no_argument, NULL, OPT_PERFTEST},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *pos[2] = {NULL, NULL};
-	int npos = 0, c;
+	int npos = 0, c, progress_given = 0;
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
@@ -350,9 +392,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->rx_depth = 512;
 	o->cq_mod = 100;
 	o->outs = 16;
-	o->bind = "127.0.0.1";
+	o->bind = NULL; /* every address, IPv6 and IPv4 (as perftest, iperf3) */
+	o->timeout_s = PERF_TIMEOUT_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:p:B:t:r:Q:o:I:ehV", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			if (npos == 2)
@@ -425,11 +468,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_POLL:
 			o->poll = 1;
+			o->mode_given = 1;
 			break;
+		case 'e':
 		case OPT_EVENT:
 			o->poll = 0;
+			o->mode_given = 1;
 			break;
 		case OPT_PROGRESS:
+			progress_given = 1;
 			if (!strcmp(optarg, "app"))
 				o->app = 1;
 			else if (!strcmp(optarg, "thread"))
@@ -438,6 +485,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				die(EXIT_USAGE, "--progress takes thread or app, not '%s'", optarg);
 			break;
 		case OPT_ENGINES:
+			progress_given = 1;
 			o->engines = parse_uint("--engines", optarg, 1, 64);
 			break;
 		case OPT_VERIFY:
@@ -457,6 +505,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_PERFTEST:
 			o->perftest = 1;
 			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(d >= 0) || d > 86400)
+				die(EXIT_USAGE, "--timeout: '%s' is not a duration in seconds (0: none)",
+				    optarg);
+			o->timeout_s = d;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
@@ -477,6 +535,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die(EXIT_USAGE, "unknown test '%s' (see --help)", pos[0]);
 	o->test = (enum test_id)c;
 	o->server = pos[1];
+	/* the completion mode: latency tests poll, bandwidth tests sleep on a
+	 * completion channel (perftest polls both; -e/--use_event, --poll choose);
+	 * --progress and --engines are event-mode options and imply -e */
+	if (!o->mode_given) {
+		if (progress_given)
+			o->poll = 0;
+		else
+			o->poll = tests[o->test].lat;
+	} else if (o->poll && progress_given) {
+		die(EXIT_USAGE, "--progress and --engines are for event mode (-e), not --poll");
+	}
 	if (!o->size)
 		o->size = tests[o->test].lat ? 2 : 65536;
 	if (!o->iters)
@@ -503,6 +572,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth;
+	stall_ns = (uint64_t)(o->timeout_s * 1e9);
+	if (o->timeout_s > 0 && !stall_ns)
+		stall_ns = 1;
+	if (stall_ns && stall_ns / 4000000 < 1000)
+		tick_ms = stall_ns / 4000000 ? (int)(stall_ns / 4000000) : 1;
 	if (o->server) {
 		struct timespec ts;
 
@@ -982,6 +1056,21 @@ static int is_loopback(const char *host)
 	return 0;
 }
 
+/* why @host does not resolve, in getaddrinfo()'s words */
+static const char *resolve_error(const char *host)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	int r;
+
+	hints.ai_socktype = SOCK_STREAM;
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (!r) {
+		freeaddrinfo(res);
+		return "it resolves now";
+	}
+	return gai_strerror(r);
+}
+
 /* MSS of a TCP connection to a throw-away listener on @addr (loopback) */
 static int mss_probe(const char *addr)
 {
@@ -1077,8 +1166,9 @@ static void sysfacts_get(struct sysfacts *s, const struct opts *o)
 
 	read_cc(s->cc, sizeof(s->cc));
 	s->mss = -1;
-	if (is_loopback(peer) || !strcmp(peer, "0.0.0.0") || !strcmp(peer, "::")) {
-		const char *a = is_loopback(peer) && strcmp(peer, "localhost") ? peer : "127.0.0.1";
+	if (!peer || is_loopback(peer) || !strcmp(peer, "0.0.0.0") || !strcmp(peer, "::")) {
+		const char *a =
+			peer && is_loopback(peer) && strcmp(peer, "localhost") ? peer : "127.0.0.1";
 
 		s->mss = mss_probe(a);
 		snprintf(s->mss_how, sizeof(s->mss_how), "probe connection on %s", a);
@@ -1119,8 +1209,9 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		printf(" of %s port %u", o->server, o->port);
 	printf("\n");
 	if (t->tcp) {
-		printf(" Transport       : raw TCP, TCP_NODELAY, %s\n",
-		       o->poll ? "non-blocking busy-poll" : "blocking calls");
+		printf(" Transport       : raw TCP, TCP_NODELAY, %s%s\n",
+		       o->poll ? "non-blocking busy-poll (poll mode)" : "blocking calls (event mode)",
+		       o->mode_given ? "" : ", the default");
 		if (!t->lat)
 			printf(" Method          : one send() per message, recv() of %u KiB\n",
 			       PERF_TCP_RXBUF >> 10);
@@ -1128,9 +1219,10 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		       onoff(o->verify));
 	} else {
 		printf(" Transport       : iWARP (RDMAP/DDP/MPA) over TCP, RC\n");
-		printf(" Number of qps   : %-8u     Completion    : %s\n", o->qps,
+		printf(" Number of qps   : %-8u     Completion    : %s%s\n", o->qps,
 		       o->poll ? "poll (polled context, busy-poll)"
-			       : "event (completion channel, blocking)");
+			       : "event (completion channel, blocking)",
+		       o->mode_given ? "" : ", the default");
 		printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
 		if (o->test == T_SEND_BW)
 			printf(" RX depth        : %-8u     Flow control  : credits\n",
@@ -1368,7 +1460,9 @@ static void progress_tick(struct progress *pg, const struct opts *o, uint64_t t,
 
 /* ---- control messages -------------------------------------------------- */
 
-enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK };
+/* C_ALIVE: the client's heartbeat in the tests where the server is passive
+ * (write_bw, read_bw, read_lat), so that a stalled client shows there too */
+enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK, C_ALIVE };
 
 /*
  * @a, @b: FIN: messages sent on this QP / -; ROUND: first iteration, count;
@@ -1534,6 +1628,10 @@ struct perf {
 	uint32_t size;
 	struct samples smp;
 	uint64_t bytes_done, msgs_done, t_last;
+	/* --timeout: the last sign of the peer (a data or receive completion,
+	 * a write_lat mark), and the client's next heartbeat (C_ALIVE) */
+	uint64_t t_act, next_beat;
+	unsigned beats;
 };
 
 static uint8_t *slot(struct perf *p, struct qpx *q, uint32_t i)
@@ -1768,6 +1866,8 @@ static void on_ctrl(struct perf *p, struct qpx *q, const struct ctrl *c)
 		/* c->errors: counted again in the FIN_ACK */
 		q->rounds_acked++;
 		break;
+	case C_ALIVE:
+		break;
 	default:
 		die(EXIT_ERR, "unknown control message %u on QP %u", c->type, q->idx);
 	}
@@ -1868,14 +1968,52 @@ static void on_wc(struct perf *p, const struct uiw_wc *wc)
 	}
 }
 
+/* die if the peer has shown no progress for --timeout */
+static void stall_check(struct perf *p)
+{
+	if (stall_ns && now_ns() - p->t_act > stall_ns)
+		stall_die(p->server ? "the client" : "the server", tests[p->o.test].name);
+}
+
+/*
+ * The client's heartbeat where the server would otherwise see nothing for a
+ * whole run (it is passive in write_bw, read_bw and read_lat): a C_ALIVE
+ * control message every second, or every quarter of our --timeout when
+ * that is shorter.  Sent whatever our own bound (even --timeout 0): the
+ * server's bound is its own.
+ */
+static void heartbeat(struct perf *p)
+{
+	uint64_t t;
+
+	if (p->server ||
+	    (p->o.test != T_WRITE_BW && p->o.test != T_READ_BW && p->o.test != T_READ_LAT))
+		return;
+	t = now_ns();
+	if (t < p->next_beat)
+		return;
+	p->next_beat = t + (uint64_t)tick_ms * 1000000ull;
+	{
+		struct ctrl c = {.type = C_ALIVE, .size = p->size};
+
+		post_ctrl(p, &p->qx[p->beats++ % p->nq], &c);
+	}
+}
+
 /* one round of completion handling; @ms: event-mode wait bound */
 static void progress(struct perf *p, int ms)
 {
 	struct uiw_wc wc[64];
-	int n = cq_wait(p, wc, 64, ms);
+	int n = cq_wait(p, wc, 64, ms > tick_ms ? tick_ms : ms);
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		on_wc(p, &wc[i]);
+		/* our own control Sends completing say nothing of the peer */
+		if ((unsigned)(wc[i].wr_id >> 62) != K_CTRL)
+			p->t_act = now_ns();
+	}
+	if (!n)
+		stall_check(p);
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
 
@@ -2034,9 +2172,10 @@ static void perf_close(struct perf *p)
 			vcheck(uiw_destroy_id(q->id), "uiw_destroy_id");
 		if (q->qp) {
 			int ret;
-			uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+			uint64_t end = now_ns() + PERF_TIMEOUT_S * 1000000000ull;
 
-			/* the QP may be destroyed once its connection is dead */
+			/* the QP may be destroyed once its connection is dead (the
+			 * library's own bound: not a wait for the peer) */
 			while ((ret = uiw_destroy_qp(q->qp)) == -EBUSY && now_ns() < end)
 				usleep(1000);
 			vcheck(ret, "uiw_destroy_qp");
@@ -2061,7 +2200,7 @@ static void perf_close(struct perf *p)
 /* wait (bounded) for DISCONNECTED on every connection */
 static void wait_disconnected(struct perf *p)
 {
-	uint64_t end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	uint64_t end = peer_deadline();
 	struct uiw_cm_event ev;
 
 	p->closing = 1;
@@ -2086,6 +2225,8 @@ static void size_reset(struct perf *p, uint32_t size)
 	p->bytes_done = 0;
 	p->msgs_done = 0;
 	p->t_last = 0;
+	p->t_act = now_ns();
+	p->next_beat = 0;
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
 
@@ -2259,6 +2400,7 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 
 		for (unsigned i = 0; i < p->nq; i++)
 			post_bw(p, &p->qx[i]);
+		heartbeat(p);
 		progress(p, 1000);
 		t = now_ns();
 		if (!stopping && t >= deadline) {
@@ -2414,6 +2556,7 @@ static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
 				return 1;
 		} else if (o->test == T_WRITE_LAT && o->poll) {
 			if (load_mark(mark) == lat_mark(i)) {
+				p->t_act = now_ns();
 				if (o->verify)
 					verify_msg("write_lat", stream, i, slot(p, q, 0), 0,
 						   p->size - 1);
@@ -2434,6 +2577,7 @@ static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
 		}
 		if (q->fin)
 			return 0;
+		heartbeat(p);
 		/* keep the send queue drained of signaled WRs */
 		progress(p, 1000);
 	}
@@ -2533,11 +2677,13 @@ static void run_verbs_client(struct opts *o)
 		cp.private_data_len = (uint16_t)hello_encode(&h, pd, sizeof(pd));
 		vcheck(uiw_create_id(p->ctx, q, &q->id), "uiw_create_id");
 		ret = uiw_connect(q->id, o->server, (uint16_t)o->port, q->qp, &cp);
+		if (ret == -ENXIO || ret == -EAGAIN)
+			die(EXIT_ERR, "cannot resolve %s: %s", o->server, resolve_error(o->server));
 		if (ret)
 			die(EXIT_ERR, "cannot connect to %s port %u: %s", o->server, o->port,
 			    strerror(-ret));
 	}
-	end = now_ns() + PERF_SETUP_MS * 1000000ull;
+	end = peer_deadline();
 	while (established < p->nq) {
 		struct uiw_cm_event ev;
 		struct hello h;
@@ -2547,9 +2693,14 @@ static void run_verbs_client(struct opts *o)
 
 		ret = uiw_get_cm_event(p->ctx, &ev, 200);
 		if (ret == -ETIMEDOUT) {
-			if (now_ns() > end)
-				die(EXIT_ERR, "no answer from %s port %u within %d s", o->server,
-				    o->port, PERF_SETUP_MS / 1000);
+			if (now_ns() > end) {
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "connection setup, %u of %u connections established",
+					 established, p->nq);
+				stall_die(o->server, what);
+			}
 			continue;
 		}
 		vcheck(ret, "uiw_get_cm_event");
@@ -2567,12 +2718,19 @@ static void run_verbs_client(struct opts *o)
 			hello_remote(p, q, &h);
 			q->established = 1;
 			established++;
+			end = peer_deadline(); /* a sign of progress */
 			break;
 		case UIW_CM_EVENT_REJECTED:
 			if (pd_decode(ev.private_data, ev.private_data_len, &h, msg, sizeof(msg)) ==
 			    1)
 				die(EXIT_ERR, "the server refused: %s", msg);
-			die(EXIT_ERR, "connection to %s port %u rejected", o->server, o->port);
+			/* a TCP connection refused is REJECTED too, as librdmacm
+			 * reports it on iWARP */
+			die(EXIT_ERR,
+			    "cannot connect to %s port %u: %s (REJECTED): is a uiw-perf %s "
+			    "server listening there?",
+			    o->server, o->port,
+			    ev.private_data_len ? "rejected" : "connection refused", tests[o->test].name);
 		case UIW_CM_EVENT_UNREACHABLE:
 		case UIW_CM_EVENT_CONNECT_ERROR:
 			die(EXIT_ERR, "cannot connect to %s port %u: %s (%s)", o->server, o->port,
@@ -2603,12 +2761,19 @@ static void run_verbs_client(struct opts *o)
 		    verify_errors, p->peer_errors);
 }
 
+/* the listen address for messages: -B's, or "*" (every address) */
+static const char *bind_name(const struct opts *o)
+{
+	return o->bind ? o->bind : "*";
+}
+
 static void listening_line(const struct opts *o, unsigned port)
 {
 	if (o->json)
-		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n", o->bind, port);
+		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n",
+		       bind_name(o), port);
 	else
-		printf("%s: listening on %s port %u\n", prog, o->bind, port);
+		printf("%s: listening on %s port %u\n", prog, bind_name(o), port);
 	fflush(stdout);
 }
 
@@ -2647,7 +2812,7 @@ static void run_verbs_server(struct opts *o)
 		int ret = uiw_listen(p->lid, o->bind, (uint16_t)o->port, PERF_MAX_QPS + 64);
 
 		if (ret)
-			die(EXIT_ERR, "cannot listen on %s port %u: %s", o->bind, o->port,
+			die(EXIT_ERR, "cannot listen on %s port %u: %s", bind_name(o), o->port,
 			    strerror(-ret));
 	}
 	listening_line(o, uiw_get_port(p->lid));
@@ -2659,9 +2824,14 @@ static void run_verbs_server(struct opts *o)
 		int ret = uiw_get_cm_event(p->ctx, &ev, have ? 200 : -1);
 
 		if (ret == -ETIMEDOUT) {
-			if (now_ns() > end)
-				die(EXIT_ERR, "the client opened %u of %u connections", accepted,
-				    p->nq);
+			if (now_ns() > end) {
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "connection setup, the client opened %u of %u connections",
+					 accepted, p->nq);
+				stall_die("the client", what);
+			}
 			continue;
 		}
 		vcheck(ret, "uiw_get_cm_event");
@@ -2692,7 +2862,7 @@ static void run_verbs_server(struct opts *o)
 			}
 			perf_resources(p);
 			have = 1;
-			end = now_ns() + PERF_SETUP_MS * 1000000ull;
+			end = peer_deadline();
 		} else if (h.session != p->o.session || h.qp_index >= p->nq ||
 			   p->qx[h.qp_index].id) {
 			server_reject(p, ev.id, "server busy");
@@ -2715,6 +2885,7 @@ static void run_verbs_server(struct opts *o)
 			vcheck(uiw_accept(q->id, q->qp, &cp), "uiw_accept");
 		}
 		accepted++;
+		end = peer_deadline(); /* a sign of progress */
 	}
 	print_header(&p->o, &p->sf, 1);
 	nsizes = run_sizes(&p->o, sizes);
@@ -2735,11 +2906,24 @@ static void run_verbs_server(struct opts *o)
 
 /* ---- raw TCP baseline -------------------------------------------------- */
 
+/* --timeout on a blocking socket: send(), recv() and connect() give up */
+static void tcp_timeouts(int fd)
+{
+	struct timeval tv = {.tv_sec = (time_t)(stall_ns / 1000000000ull),
+			     .tv_usec = (suseconds_t)(stall_ns % 1000000000ull / 1000)};
+
+	if (stall_ns && !tv.tv_sec && !tv.tv_usec)
+		tv.tv_usec = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 static void tcp_sockopts(int fd)
 {
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcp_timeouts(fd);
 }
 
 static void set_nonblock(int fd, int on)
@@ -2750,10 +2934,23 @@ static void set_nonblock(int fd, int on)
 		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
+/*
+ * TCP tests, --timeout: @t_act is the last time bytes moved; a call that
+ * found nothing to do (EAGAIN: busy-polled, or a blocking call's
+ * SO_RCVTIMEO/SO_SNDTIMEO ran out) ends the run once it is older than the
+ * bound.
+ */
+static void tcp_stall_check(uint64_t t_act, const char *during)
+{
+	if (stall_ns && now_ns() - t_act > stall_ns)
+		stall_die("the peer", during);
+}
+
 /* all of @n bytes; @spin: busy-poll a non-blocking socket.  0, 1 on EOF, -errno */
 static int read_full(int fd, void *buf, size_t n, int spin)
 {
 	uint8_t *b = buf;
+	uint64_t t_act = now_ns();
 
 	while (n) {
 		ssize_t r = recv(fd, b, n, spin ? MSG_DONTWAIT : 0);
@@ -2761,9 +2958,12 @@ static int read_full(int fd, void *buf, size_t n, int spin)
 		if (r > 0) {
 			b += r;
 			n -= (size_t)r;
+			t_act = now_ns();
 		} else if (r == 0) {
 			return 1;
-		} else if (errno != EINTR && errno != EAGAIN) {
+		} else if (errno == EAGAIN) {
+			tcp_stall_check(t_act, "TCP receive");
+		} else if (errno != EINTR) {
 			return -errno;
 		}
 	}
@@ -2773,6 +2973,7 @@ static int read_full(int fd, void *buf, size_t n, int spin)
 static int write_full(int fd, const void *buf, size_t n, int spin)
 {
 	const uint8_t *b = buf;
+	uint64_t t_act = now_ns();
 
 	while (n) {
 		ssize_t r = send(fd, b, n, MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
@@ -2780,7 +2981,10 @@ static int write_full(int fd, const void *buf, size_t n, int spin)
 		if (r > 0) {
 			b += r;
 			n -= (size_t)r;
-		} else if (r < 0 && errno != EINTR && errno != EAGAIN) {
+			t_act = now_ns();
+		} else if (r < 0 && errno == EAGAIN) {
+			tcp_stall_check(t_act, "TCP send");
+		} else if (r < 0 && errno != EINTR) {
 			return -errno;
 		}
 	}
@@ -2834,22 +3038,37 @@ static void tcp_facts(int fd, struct sysfacts *s)
 		snprintf(s->cc, sizeof(s->cc), "%s", cc);
 }
 
+/* a connection to @host:@port: every address the name resolves to, in turn */
 static int tcp_connect(const char *host, unsigned port)
 {
-	struct addrinfo hints = {0}, *res = NULL;
+	struct addrinfo hints = {0}, *res = NULL, *ai;
 	char serv[8];
-	int fd, r;
+	int fd = -1, r, err = 0;
 
 	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
 	snprintf(serv, sizeof(serv), "%u", port);
 	r = getaddrinfo(host, serv, &hints, &res);
 	if (r)
-		die(EXIT_ERR, "%s: %s", host, gai_strerror(r));
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen))
-		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(errno));
+		die(EXIT_ERR, "cannot resolve %s: %s", host, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		tcp_sockopts(fd); /* SO_SNDTIMEO bounds connect() too */
+		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
 	freeaddrinfo(res);
-	tcp_sockopts(fd);
+	if (fd < 0 && err == EINPROGRESS)
+		stall_die(host, "TCP connect");
+	if (fd < 0)
+		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(err));
 	return fd;
 }
 
@@ -2862,18 +3081,33 @@ static int tcp_listen(const char *addr, unsigned port, unsigned *bound)
 	int fd, one = 1, r;
 
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	snprintf(serv, sizeof(serv), "%u", port);
-	r = getaddrinfo(addr, serv, &hints, &res);
+	/* no -B: every address, IPv6 dual-stack where the host has IPv6 */
+	hints.ai_family = addr ? AF_UNSPEC : AF_INET6;
+	r = getaddrinfo(addr ? addr : "::", serv, &hints, &res);
+	fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!addr && fd < 0) {
+		if (!r)
+			freeaddrinfo(res);
+		hints.ai_family = AF_INET;
+		r = getaddrinfo("0.0.0.0", serv, &hints, &res);
+		fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
 	if (r)
-		die(EXIT_ERR, "%s: %s", addr, gai_strerror(r));
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		die(EXIT_ERR, "cannot resolve %s: %s", addr ? addr : "*", gai_strerror(r));
 	if (fd < 0)
 		die(EXIT_ERR, "socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!addr && res->ai_family == AF_INET6) {
+		int zero = 0;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	}
 	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64) ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl))
-		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr, port, strerror(errno));
+		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr ? addr : "*", port,
+		    strerror(errno));
 	freeaddrinfo(res);
 	*bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						: ((struct sockaddr_in *)&ss)->sin_port);
@@ -2886,7 +3120,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 {
 	uint8_t **buf = calloc(n, sizeof(*buf));
 	uint64_t *msg = calloc(n, sizeof(*msg)), *off = calloc(n, sizeof(*off));
-	uint64_t t0, deadline, total = 0, tlast;
+	uint64_t t0, deadline, total = 0, tlast, t_act;
 	struct samples smp = {0};
 	struct progress pg;
 	int stop = 0, spin = o->poll || n > 1;
@@ -2903,6 +3137,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 	}
 	t0 = now_ns();
 	tlast = t0;
+	t_act = t0;
 	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
 	progress_init(&pg, o, t0);
 	samples_push(&smp, t0, 0);
@@ -2931,6 +3166,8 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 					continue;
 				die(EXIT_ERR, "TCP send: %s", strerror(errno));
 			}
+			if (w > 0)
+				t_act = now_ns();
 			off[c] += (uint64_t)w;
 			if (off[c] == size) {
 				off[c] = 0;
@@ -2943,6 +3180,7 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 		}
 		if (!active)
 			break;
+		tcp_stall_check(t_act, "tcp_bw: the receiver takes nothing");
 		if (!stop && o->duration_us) {
 			uint64_t t = now_ns();
 
@@ -2978,6 +3216,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 	int *open = calloc(n, sizeof(*open));
 	unsigned nopen = n;
 	int spin = o->poll || n > 1;
+	uint64_t t_act = now_ns();
 
 	if (!buf || !pos || !open)
 		die(EXIT_ERR, "out of memory");
@@ -3007,6 +3246,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 					continue;
 				die(EXIT_ERR, "TCP recv: %s", strerror(errno));
 			}
+			t_act = now_ns();
 			if (r == 0) {
 				open[c] = 0;
 				nopen--;
@@ -3030,6 +3270,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 			}
 			pos[c] += (uint64_t)r;
 		}
+		tcp_stall_check(t_act, "tcp_bw: the sender sends nothing");
 	}
 	*t_end = now_ns();
 	*bytes = 0;
@@ -3234,6 +3475,15 @@ static void run_tcp_server(struct opts *o)
 		int last = 0;
 
 		for (unsigned c = 0; c < o->qps; c++) {
+			/* the first client is awaited without bound (as perftest);
+			 * its further connections within --timeout */
+			if (k || c) {
+				struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+				int ms = stall_ns ? (int)((stall_ns + 999999) / 1000000) : -1;
+
+				if (poll(&pfd, 1, ms) == 0)
+					stall_die("the client", "its next TCP connection");
+			}
 			fds[c] = accept(lfd, NULL, NULL);
 			if (fds[c] < 0)
 				die(EXIT_ERR, "accept: %s", strerror(errno));
@@ -3662,9 +3912,13 @@ static void pt_connect(struct pt *p, int data, unsigned ird)
 		else
 			p->cid = id;
 		*est = 0;
-		vcheck(uiw_connect(id, p->o->server, (uint16_t)p->o->port, data ? p->dqp : p->cqp,
-				   &cp),
-		       "uiw_connect");
+		int ret = uiw_connect(id, p->o->server, (uint16_t)p->o->port,
+				      data ? p->dqp : p->cqp, &cp);
+
+		if (ret == -ENXIO || ret == -EAGAIN)
+			die(EXIT_ERR, "cannot resolve %s: %s", p->o->server,
+			    resolve_error(p->o->server));
+		vcheck(ret, "uiw_connect");
 		pt_cm_wait(p, est, PT_WAIT_MS, what);
 		if (*est > 0)
 			return;

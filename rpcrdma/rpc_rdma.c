@@ -990,7 +990,8 @@ nomem:
 	rc = -ENOMEM;
 	snprintf(clnt_err, sizeof(clnt_err), "out of memory");
 fail:
-	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
+	/* uiw_connect(): -ENXIO is a host name that does not resolve */
+	rpc_createerr.cf_stat = rc == -ENXIO ? RPC_UNKNOWNHOST : RPC_SYSTEMERROR;
 	rpc_createerr.cf_error.re_errno = -rc;
 	if (c) {
 		if (c->pd)

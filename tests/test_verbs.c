@@ -5,7 +5,9 @@
  * 127.0.0.1 with kernel-chosen ports.  Every wait is bounded (10 s).
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,20 +396,110 @@ START_TEST(test_verbs_unreachable)
 	side_init(&cli);
 	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
 	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", ntohs(sa.sin_port), cli.qp, NULL), 0);
-	want_event(cli.ctx, UIW_CM_EVENT_UNREACHABLE, &ev);
+	/* a refused TCP connection is REJECTED, as librdmacm reports it on
+	 * iWARP (UNREACHABLE is for timeouts and routing failures) */
+	want_event(cli.ctx, UIW_CM_EVENT_REJECTED, &ev);
 	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	ck_assert_uint_eq(ev.private_data_len, 0);
 	close(fd);
 	/* bad arguments */
 	{
 		struct uiw_cm_id *id;
 
 		ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &id), 0);
+		/* a name that does not resolve: -ENXIO, not a routing error */
 		ck_assert_int_eq(uiw_connect(id, "not-an-address.invalid", 1, cli.qp, NULL),
-				 -EHOSTUNREACH);
+				 -ENXIO);
+		ck_assert_int_eq(uiw_listen(id, "not-an-address.invalid", 0, 1), -ENXIO);
 		/* the QP is attached to cli.id already */
 		ck_assert_int_eq(uiw_connect(id, "::1", 1, cli.qp, NULL), -EINVAL);
 		ck_assert_int_eq(uiw_destroy_id(id), 0);
 	}
+	side_fini(&cli);
+}
+END_TEST
+
+/*
+ * A name that resolves to several addresses: this test program's own
+ * getaddrinfo() (it comes before libc's for the library linked into it)
+ * answers TV_TWO_NAME with 127.0.0.2 first, where nothing listens, then
+ * 127.0.0.1; TV_NONE_NAME with 127.0.0.2 and 127.0.0.3.  Every other name
+ * goes to the real getaddrinfo().  The entries are allocated as glibc's
+ * freeaddrinfo() frees them (the address in the same block).
+ */
+#define TV_TWO_NAME  "uiw-two-addresses.test"
+#define TV_NONE_NAME "uiw-no-listener.test"
+
+static struct addrinfo *tv_ai(const char *ip, const char *service, struct addrinfo *next)
+{
+	struct addrinfo *ai = calloc(1, sizeof(*ai) + sizeof(struct sockaddr_in));
+	struct sockaddr_in *sin = (struct sockaddr_in *)(ai + 1);
+
+	if (!ai)
+		return next;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)atoi(service ? service : "0"));
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+	ai->ai_family = AF_INET;
+	ai->ai_socktype = SOCK_STREAM;
+	ai->ai_protocol = IPPROTO_TCP;
+	ai->ai_addrlen = sizeof(*sin);
+	ai->ai_addr = (struct sockaddr *)sin;
+	ai->ai_next = next;
+	return ai;
+}
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+		struct addrinfo **res)
+{
+	int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+
+	if (node && !strcmp(node, TV_TWO_NAME)) {
+		*res = tv_ai("127.0.0.2", service, tv_ai("127.0.0.1", service, NULL));
+		return *res ? 0 : EAI_MEMORY;
+	}
+	if (node && !strcmp(node, TV_NONE_NAME)) {
+		*res = tv_ai("127.0.0.2", service, tv_ai("127.0.0.3", service, NULL));
+		return *res ? 0 : EAI_MEMORY;
+	}
+	*(void **)&real = dlsym(RTLD_NEXT, "getaddrinfo");
+	if (!real)
+		return EAI_SYSTEM;
+	return real(node, service, hints, res);
+}
+
+/* uiw_connect() tries every address a name resolves to, in order */
+START_TEST(test_verbs_multi_address)
+{
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	uint16_t port;
+
+	side_init(&srv);
+	side_init(&cli);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 8), 0); /* not on 127.0.0.2 */
+	port = uiw_get_port(lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, TV_TWO_NAME, port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(ev.id, cli.id);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+
+	/* no address has a listener: one REJECTED, after the last one */
+	side_init(&cli);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, TV_NONE_NAME, port, cli.qp, NULL), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_REJECTED, &ev);
+	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	ck_assert_int_eq(uiw_get_cm_event(cli.ctx, &ev, 200), -ETIMEDOUT);
 	side_fini(&cli);
 }
 END_TEST
@@ -888,6 +980,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_reject);
 	tcase_add_test(tc, test_verbs_reject_destroy_child);
 	tcase_add_test(tc, test_verbs_unreachable);
+	tcase_add_test(tc, test_verbs_multi_address);
 	tcase_add_test(tc, test_verbs_disconnect_flush);
 	tcase_add_test(tc, test_verbs_remote_access_error);
 	tcase_add_test(tc, test_verbs_cq_full);

@@ -531,10 +531,32 @@ static void on_misc(struct uiw_cm_id *id, int res)
 	}
 	if (id->state != UIW_ID_TCP_CONNECTING)
 		return;
+	if (res < 0 && !id->destroying && id->ialt < id->nalt) {
+		/* the name resolved to further addresses: try the next one
+		 * (a new socket: the family may differ); id_service() starts
+		 * its connect */
+		const struct sockaddr_storage *a = &id->alt[id->ialt++];
+		int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0) {
+			sock_user_timeout(ctx, fd);
+			close(id->fd);
+			id->fd = fd;
+			id->addr = *a;
+			id->addrlen = a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							       : sizeof(struct sockaddr_in);
+			return;
+		}
+	}
 	if (res < 0) {
 		if (!id->destroying) {
+			/* as librdmacm reports iWARP: a refused TCP connection is
+			 * REJECTED, one that timed out or found no route
+			 * UNREACHABLE */
 			id->reported = 1;
-			id_event(id, UIW_CM_EVENT_UNREACHABLE, res, NULL, 0);
+			id_event(id, res == -ECONNREFUSED ? UIW_CM_EVENT_REJECTED
+							  : UIW_CM_EVENT_UNREACHABLE,
+				 res, NULL, 0);
 		}
 		id_abort(id);
 		return;
@@ -606,6 +628,7 @@ static void id_free(struct uiw_cm_id *id)
 	if (id->mpa_inited)
 		mpa_conn_destroy(&id->mpa);
 	id_free_spares(id);
+	free(id->alt);
 	free(id->stage);
 	free(id);
 }
@@ -1428,14 +1451,40 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	return 0;
 }
 
-/* @host:@port into @ss (getaddrinfo: literals and names; the first result). */
+/* getaddrinfo()'s failure as -errno: a name that does not resolve is -ENXIO,
+ * a temporary failure of the resolver -EAGAIN (never -EHOSTUNREACH, which
+ * is a routing failure) */
+static int gai_errno(int r)
+{
+	switch (r) {
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_SYSTEM:
+		return errno ? -errno : -ENXIO;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	default:
+		return -ENXIO;
+	}
+}
+
+/*
+ * @host:@port into @ss (getaddrinfo: literals and names; the first result);
+ * with @alt, the further results (up to UIW_ADDR_MAX in all) into *@alt
+ * (malloc'd, NULL when none) and their count into *@nalt.
+ */
+#define UIW_ADDR_MAX 16
 static int resolve_addr(const char *host, uint16_t port, int passive, struct sockaddr_storage *ss,
-			socklen_t *len)
+			socklen_t *len, struct sockaddr_storage **alt, unsigned *nalt)
 {
 	struct addrinfo hints, *res = NULL;
 	char serv[8];
 	int r;
 
+	if (alt) {
+		*alt = NULL;
+		*nalt = 0;
+	}
 	memset(ss, 0, sizeof(*ss));
 	if (!host || !*host) {
 		/* any address: IPv6 dual-stack when the host has IPv6, else IPv4 */
@@ -1463,15 +1512,31 @@ static int resolve_addr(const char *host, uint16_t port, int passive, struct soc
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
 	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
+	errno = 0;
 	r = getaddrinfo(host, serv, &hints, &res);
 	if (r)
-		return r == EAI_MEMORY ? -ENOMEM : r == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+		return gai_errno(r);
 	if (res->ai_addrlen > sizeof(*ss)) {
 		freeaddrinfo(res);
 		return -EINVAL;
 	}
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
+	if (alt) {
+		unsigned n = 0;
+
+		for (struct addrinfo *ai = res->ai_next; ai && n < UIW_ADDR_MAX - 1; ai = ai->ai_next)
+			n += ai->ai_addrlen <= sizeof(*ss);
+		if (n && !(*alt = calloc(n, sizeof(**alt)))) {
+			freeaddrinfo(res);
+			return -ENOMEM;
+		}
+		n = 0;
+		for (struct addrinfo *ai = res->ai_next; ai && n < UIW_ADDR_MAX - 1; ai = ai->ai_next)
+			if (ai->ai_addrlen <= sizeof(*ss))
+				memcpy(&(*alt)[n++], ai->ai_addr, ai->ai_addrlen);
+		*nalt = n;
+	}
 	freeaddrinfo(res);
 	return 0;
 }
@@ -1490,7 +1555,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	socklen_t len;
 	int fd, one = 1, zero = 0, ret;
 
-	ret = resolve_addr(host, port, 1, &sa, &len);
+	ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
 	if (ret)
 		return ret;
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1540,15 +1605,13 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		const struct uiw_conn_param *param)
 {
 	struct uiw_context *ctx = id->ctx;
-	struct sockaddr_storage sa;
+	struct sockaddr_storage sa, *alt = NULL;
 	socklen_t salen;
+	unsigned nalt = 0;
 	int fd, ret;
 
 	if (!host || !qp || qp->ctx != ctx)
 		return -EINVAL;
-	ret = resolve_addr(host, port, 0, &sa, &salen);
-	if (ret)
-		return ret;
 	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
 		return -EMSGSIZE;
 	if (param && param->private_data_len && !param->private_data)
@@ -1562,19 +1625,30 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		if (param->private_data_len > cap)
 			return -EMSGSIZE;
 	}
+	ret = resolve_addr(host, port, 0, &sa, &salen, &alt, &nalt);
+	if (ret)
+		return ret;
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		ret = -errno;
+		free(alt);
+		return ret;
+	}
 	sock_user_timeout(ctx, fd); /* bounds the SYN retries too */
 	pthread_mutex_lock(&ctx->lock);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
 		pthread_mutex_unlock(&ctx->lock);
 		close(fd);
+		free(alt);
 		return -EINVAL;
 	}
 	id->fd = fd;
 	id->addr = sa;
 	id->addrlen = salen;
+	free(id->alt);
+	id->alt = alt;
+	id->nalt = nalt;
+	id->ialt = 0;
 	id->qp = qp;
 	qp->id = id;
 	if (param) {

@@ -184,6 +184,10 @@ struct uiw_cm_id {
 	uint16_t port;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	/* initiator: the further addresses the host name resolved to, tried in
+	 * turn when a TCP connect fails (ialt: the next one) */
+	struct sockaddr_storage *alt;
+	unsigned nalt, ialt;
 	int user_owned; /* the application holds it (else the engine frees it) */
 	int destroying;
 	int cancel_misc;

@@ -587,7 +587,8 @@ int uiw_destroy_id(struct uiw_cm_id *id);
  * as CONNECT_REQUEST not yet accepted or rejected; more wait in the kernel's
  * backlog (and beyond it, TCP's SYN retries) until one of those is answered
  * or fails its handshake.  Returns 0,
- * -EINVAL (id in use), -EHOSTUNREACH (name not resolved), or the -errno of
+ * -EINVAL (id in use), -ENXIO (name not resolved; -EAGAIN: the resolver
+ * failed temporarily), or the -errno of
  * socket/bind/listen (-EADDRINUSE, ...).
  */
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog);
@@ -598,15 +599,19 @@ uint16_t uiw_get_port(struct uiw_cm_id *id);
 
 /**
  * uiw_connect() - connect @id to @host:@port (IPv4 or IPv6 literal, or a
- * host name resolved now with getaddrinfo(), first address), then run
+ * host name resolved now with getaddrinfo(); its addresses are tried in
+ * turn, up to 16, until a TCP connection is made), then run
  * the MPA handshake carrying @param's private data, attaching @qp.  Returns
  * 0 when started; the outcome arrives as ESTABLISHED, REJECTED (status
- * -ECONNREFUSED, with the reply's private data), UNREACHABLE (TCP failed: status -ECONNREFUSED,
- * -ETIMEDOUT, ...) or CONNECT_ERROR (MPA failed: status -EPROTO,
+ * -ECONNREFUSED: an MPA Reject, with its private data, or, as librdmacm
+ * reports iWARP, a refused TCP connection, without), UNREACHABLE (TCP
+ * failed otherwise: status -ETIMEDOUT, -EHOSTUNREACH, -ENETUNREACH, ...)
+ * or CONNECT_ERROR (MPA failed: status -EPROTO,
  * -ETIMEDOUT, or -ECONNRESET/-EPIPE/-ECONNABORTED when the connection
  * broke during the handshake).  Returns -EINVAL (NULL host or QP, id in
  * use, QP already attached or of another context),
- * -EHOSTUNREACH (name not resolved), -EMSGSIZE (private data above
+ * -ENXIO (name not resolved; -EAGAIN: the resolver failed temporarily),
+ * -EMSGSIZE (private data above
  * UIW_PRIVATE_DATA_MAX or the context's pd_max less 8 octets of IRD/ORD),
  * -ENOMEM, or the -errno of
  * socket().

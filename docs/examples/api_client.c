@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "api_client: rejected: \"%.*s\"\n", (int)ev.private_data_len,
 			(const char *)ev.private_data);
 		return 1;
-	default: /* UNREACHABLE (TCP) or CONNECT_ERROR (MPA) */
+	default: /* UNREACHABLE (TCP: timed out, no route) or CONNECT_ERROR (MPA) */
 		fprintf(stderr, "api_client: %s: %s\n", uiw_event_str(ev.event),
 			strerror(-ev.status));
 		return 1;

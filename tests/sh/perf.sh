@@ -59,7 +59,7 @@ pair() {
 	NRUN=$((NRUN + 1))
 	rm -f "$TMP"/last.*
 	# shellcheck disable=SC2086
-	timeout "$LIMIT" "$PERF" $1 -p 0 >"$TMP/last.srv" 2>"$TMP/last.srv.err" &
+	timeout "$LIMIT" "$PERF" $1 -B 127.0.0.1 -p 0 >"$TMP/last.srv" 2>"$TMP/last.srv.err" &
 	SPID=$!
 	port=""
 	i=0
@@ -115,7 +115,7 @@ for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
 	done
 done
 ok "tcp_bw --verify" "tcp_bw --verify -n $N"
-ok "tcp_lat --verify" "tcp_lat --verify -n $NL"
+ok "tcp_lat -e --verify" "tcp_lat -e --verify -n $NL"
 ok "tcp_lat --poll --verify" "tcp_lat --poll --verify -n $NL"
 
 # several QPs / connections, all sizes, a timed run, MPA options
@@ -174,6 +174,34 @@ for t in send_bw write_bw read_bw tcp_bw; do
 		fail "$t: corruption not detected (client exit $CRC, server exit $SRC)"
 	fi
 done
+
+# the completion mode: latency tests poll by default (as perftest), bandwidth
+# tests use events; -e/--use_event and --poll choose; the banner and --json
+# say which mode ran, on both sides
+mode_is() { # FILE MODE: the banner or the JSON objects of FILE name MODE
+	grep -q "Completion    : $2 \|TCP_NODELAY, .*($2 mode)\|\"mode\":\"$2\"" "$1"
+}
+for c in "send_lat:poll" "write_lat:poll" "read_lat:poll" "tcp_lat:poll" "send_bw:event" \
+	"tcp_bw:event" "send_lat -e:event" "write_lat --use_event:event" "tcp_lat -e:event" \
+	"write_bw --poll:poll"; do
+	args=${c%%:*}
+	want=${c##*:}
+	for j in "" "--json"; do
+		if ok "$args $j" "$args $j -n 20"; then
+			mode_is "$TMP/last.cli" "$want" && mode_is "$TMP/last.srv" "$want" ||
+				fail "$args $j: the output does not say mode $want"
+		fi
+	done
+done
+# the banner says the mode was the default one
+pair "send_lat" "send_lat -n 20"
+grep -q 'Completion    : poll (polled context, busy-poll), the default' "$TMP/last.cli" ||
+	fail "send_lat: the banner does not say poll mode is the default"
+# --progress is an event-mode option: it implies -e, and --poll refuses it
+pair "send_lat --progress app" "send_lat --progress app -n 20"
+mode_is "$TMP/last.cli" event || fail "send_lat --progress app did not run in event mode"
+timeout "$LIMIT" "$PERF" send_lat --poll --progress app -B 127.0.0.1 -p 0 >/dev/null 2>&1
+[ $? = 2 ] || fail "--poll --progress app: exit status not 2"
 
 # usage errors
 "$PERF" nosuch_test >/dev/null 2>&1

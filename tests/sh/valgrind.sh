@@ -58,7 +58,7 @@ vg_check() {
 # 1. uiw-perf: a polled server and client, RDMA Write then Read, verified
 for t in write_bw read_bw; do
 	# shellcheck disable=SC2086
-	$VG "$BIN/uiw-perf" $t --poll -p 0 >"$TMP/$t-srv.log" 2>&1 &
+	$VG "$BIN/uiw-perf" $t --poll -B 127.0.0.1 -p 0 >"$TMP/$t-srv.log" 2>&1 &
 	SP=$!
 	PIDS="$PIDS $SP"
 	PORT=$(wait_for "$TMP/$t-srv.log" 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$T")

@@ -223,7 +223,8 @@ static void usage(FILE *f)
 		"                    name per entry (not with -q), then a summary line\n"
 		"  --maxcount N      READDIRPLUS maxcount (reply size; default 256K, 1K..1M)\n"
 		"  --fsinfo          print the export's FSINFO (alone: only that)\n"
-		"  --timeout SECS    per call (default 60)\n"
+		"  --timeout SECS    per call (default 60); given, it also bounds the RDMA\n"
+		"                    connection setup (default 10)\n"
 		"  -q, --quiet       no progress bar, only errors and the result lines\n"
 		"  -h, --help        this text\n"
 		"RDMA only:\n"
@@ -1279,6 +1280,8 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			g.tmo.tv_sec = atoi(optarg) > 0 ? atoi(optarg) : 60;
+			/* given: it bounds the RDMA connection setup too (else 10 s) */
+			g.ro.connect_timeout_ms = (int)g.tmo.tv_sec * 1000;
 			break;
 		case 'i':
 			v = parse_size(optarg);

@@ -150,8 +150,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -s          run as the server\n"
 		"  -c          run as the client\n"
-		"  -a addr     server: the address to listen on (default 0.0.0.0; -a ::0\n"
-		"              listens on any IPv6 and IPv4 address);\n"
+		"  -a addr     server: the address to listen on (default: every IPv6 and\n"
+		"              IPv4 address; -a 0.0.0.0: every IPv4 address, as rping);\n"
 		"              client: the server's address (required); IPv4, IPv6 or a name\n"
 		"  -p port     TCP port (default 7174).  Server -p 0: the kernel picks the\n"
 		"              port and \"" PROG ": listening on ADDR port N\" is printed\n"
@@ -1033,7 +1033,11 @@ static void handle_cm_event(struct ping_app *app, const struct uiw_cm_event *ev)
 		}
 		break;
 	case UIW_CM_EVENT_REJECTED:
-		conn_fail(c, "connect to %s: rejected by the server", app->peer);
+		/* an MPA Reject, or (as librdmacm reports iWARP) a refused TCP
+		 * connection: nothing listens on that port */
+		conn_fail(c, "connect to %s: %s (REJECTED)", app->peer,
+			  ev->private_data_len ? "rejected by the server"
+					       : "connection refused, or rejected by the server");
 		break;
 	case UIW_CM_EVENT_UNREACHABLE:
 		conn_fail(c, "connect to %s: %s", app->peer, errtext(ev->status, eb, sizeof(eb)));
@@ -1217,7 +1221,8 @@ static int run_server(struct ping_app *app)
 		err("uiw_create_id: %s", errtext(r, eb, sizeof(eb)));
 		return EXIT_FAIL;
 	}
-	r = uiw_listen(app->listen_id, app->host, (uint16_t)app->o->port, PING_BACKLOG);
+	/* no -a: every address, IPv6 and IPv4 (rping's default, 0.0.0.0, and more) */
+	r = uiw_listen(app->listen_id, app->o->addr, (uint16_t)app->o->port, PING_BACKLOG);
 	if (r) {
 		err("listen on %s port %u: %s", app->host, app->o->port,
 		    errtext(r, eb, sizeof(eb)));
@@ -1268,7 +1273,7 @@ int main(int argc, char **argv)
 	memset(&app, 0, sizeof(app));
 	app.o = &o;
 	app.sfd = -1;
-	app.host = o.addr ? o.addr : "0.0.0.0";
+	app.host = o.addr ? o.addr : "*";
 
 	/* signals arrive on a signalfd; block them before the progress thread
 	 * exists so that it inherits the mask */

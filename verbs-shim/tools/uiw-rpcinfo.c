@@ -57,7 +57,8 @@ static void usage(FILE *f)
 		"  -T rdma     RPC-over-RDMA (RFC 8166); PORT default %d\n"
 		"  -T tcp      TCP; without -p the port is asked from HOST's rpcbind\n"
 		"  -p PORT     the server's port (no rpcbind lookup)\n"
-		"  -t SECS     per-call timeout (default 10)\n"
+		"  -t SECS     per-call timeout, and over RDMA the connection setup's\n"
+		"              (default 10)\n"
 		"  -h, --help  this text\n"
 		"RDMA only:\n"
 		"  --inline N  inline send/receive size advertised (RFC 8797; default 4096)\n"
@@ -102,6 +103,8 @@ static const char *errno_text(int e)
 		return "connection timed out";
 	case EHOSTUNREACH:
 		return "host unreachable";
+	case ENXIO:
+		return "cannot resolve the host name";
 	case ENETUNREACH:
 		return "network unreachable";
 	case ECONNRESET:
@@ -254,6 +257,8 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			tmo.tv_sec = atoi(optarg) > 0 ? atoi(optarg) : 10;
+			/* the RDMA connection setup too (default 10 s) */
+			ro.connect_timeout_ms = (int)tmo.tv_sec * 1000;
 			break;
 		case 'i':
 			ro.inline_send = ro.inline_recv = (uint32_t)strtoul(optarg, NULL, 0);
