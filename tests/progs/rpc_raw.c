@@ -36,7 +36,7 @@
  *	of the 62 connections that stayed must be answered within SECS
  *	(default 30): exit 0, else 1.
  *
- *   rpc_raw -m wstall -p PORT [-s SIZE] [-w FILE] [-t SECS] [-R]
+ *   rpc_raw -m wstall -p PORT [-s SIZE] [-w FILE] [-t SECS] [-R] [-n N]
  *	a requester that stops reading with a Write chunk: one GET of SIZE
  *	octets (default 16 MiB) offering a Write chunk of SIZE octets (filled
  *	with 0xEE first) and no Reply chunk; once the call has left it stops
@@ -48,7 +48,9 @@
  *	ours, U untouched, F foreign"; exit 0 when F is 0 (and, with a
  *	reply, every octet is ours), 1 otherwise.  -R: a Reply chunk of
  *	SIZE + 4096 octets instead (a Long reply: the data after the 32
- *	octets of RPC reply header and results).
+ *	octets of RPC reply header and results).  -n N: N such calls (XIDs
+ *	0x5001 on, one chunk for all), each sent once the one before has
+ *	left, then the stall (the server's reply memory bound).
  *
  *   rpc_raw -m rstall -p PORT [-s SIZE] [-t SECS]
  *	a requester that never answers the server's RDMA Read: one PUT of
@@ -615,7 +617,7 @@ static int stall(uint32_t size, int secs, const char *file, int nerr)
 
 /* ---- -m wstall -------------------------------------------------------- */
 
-static int wstall(uint32_t size, int secs, const char *file, int rchunk)
+static int wstall(uint32_t size, int secs, const char *file, int rchunk, int ncalls)
 {
 	enum { SEED = 0x5717a11u, FILL = 0xee };
 	static uint8_t *wbuf; /* static: reachable at exit (LeakSanitizer) */
@@ -629,6 +631,7 @@ static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 	size_t n = 0, ours = 0, untouched = 0, foreign = 0, first_foreign = 0;
 	int64_t end;
 	int reply = 0, acc = -1, ended = 0;
+	size_t xoff;
 
 	wbuf = aligned_alloc(4096, (size_t)size + 4096);
 	if (!wbuf || uiw_reg_mr(pd, wbuf, (size_t)size + 4096, UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE,
@@ -659,6 +662,7 @@ static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 		put32(m + n, 0), n += 4; /* end of the Write list */
 		put32(m + n, 0), n += 4; /* no Reply chunk */
 	}
+	xoff = n;
 	put32(m + n, 0x5001), n += 4;
 	put32(m + n, 0), n += 4; /* CALL */
 	put32(m + n, 2), n += 4;
@@ -668,9 +672,14 @@ static int wstall(uint32_t size, int secs, const char *file, int rchunk)
 	memset(m + n, 0, 16), n += 16;
 	put32(m + n, size), n += 4; /* bulk_getargs */
 	put32(m + n, SEED), n += 4;
-	send_raw(m, n);
-	if (wait_sent())
-		return 1;
+	/* -n: the same call again under the next XIDs, into the same chunk */
+	for (int i = 0; i < ncalls; i++) {
+		put32(m, 0x5001 + (uint32_t)i);
+		put32(m + xoff, 0x5001 + (uint32_t)i);
+		send_raw(m, n);
+		if (wait_sent())
+			return 1;
+	}
 	printf("rpc_raw: stalled\n");
 	fflush(stdout);
 	/* not a turn of the engine until FILE exists */
@@ -1104,13 +1113,13 @@ int main(int argc, char **argv)
 	struct uiw_cm_event ev;
 	const char *addr = "127.0.0.1";
 	const char *mode = "hostile", *file = NULL;
-	int nerr = 0, rchunk = 0, rate = 100;
+	int nerr = 0, rchunk = 0, rate = 100, ncalls = 1;
 	uint32_t size = 16u << 20;
 	int port = 0, c, secs = 60;
 	uint8_t m[128];
 	int64_t end;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:r:Rh")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:t:w:e:n:r:Rh")) != -1) {
 		if (c == 'a')
 			addr = optarg;
 		else if (c == 'p')
@@ -1123,6 +1132,8 @@ int main(int argc, char **argv)
 			secs = atoi(optarg);
 		else if (c == 'w')
 			file = optarg;
+		else if (c == 'n')
+			ncalls = atoi(optarg);
 		else if (c == 'e')
 			nerr = atoi(optarg);
 		else if (c == 'R')
@@ -1130,7 +1141,7 @@ int main(int argc, char **argv)
 		else if (c == 'r')
 			rate = atoi(optarg);
 		else {
-			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|rstall|wstall|zloop|bigloop] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-R] [-r RATE]\n");
+			printf("usage: rpc_raw [-m hostile|stall|flood|conns|zread|rstall|wstall|zloop|bigloop] -p PORT [-a ADDR] [-s SIZE] [-t SECS] [-w FILE] [-e N] [-n N] [-R] [-r RATE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -1180,7 +1191,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "rstall"))
 		return rstall(size == 16u << 20 ? 1u << 20 : size, secs);
 	if (!strcmp(mode, "wstall"))
-		return wstall(size, secs, file, rchunk);
+		return wstall(size, secs, file, rchunk, ncalls < 1 ? 1 : ncalls);
 	if (!strcmp(mode, "zloop") || !strcmp(mode, "bigloop"))
 		return hloop(!strcmp(mode, "bigloop"), secs, rate);
 

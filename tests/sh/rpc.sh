@@ -397,6 +397,37 @@ else
 		fail "isolation: $((up - base)) stalled connection(s) still up $((W / 1000 + 4)) s later: $(ss -tnH state established "( sport = :$RPW )" | tr '\n' ' ')"
 	fi
 	kill "$I1" "$I2" "$I3" 2>/dev/null
+
+	# the reply memory one connection may hold: two requesters send six
+	# GETs of 16 MiB each (Write chunks) and stop reading.  Each reply's
+	# data is copied into a reply buffer of the server's (18 MiB), so
+	# without a bound the server would hold 12 of them (216 MiB); with
+	# 32 MiB a connection, at most two each (72 MiB) plus the pool's
+	# idle buffers.  Measured as the server's resident memory, before
+	# their deadline (W) aborts them.  Not under ThreadSanitizer, whose
+	# shadow memory grows with what the server touches.
+	case "${UIW_SAN:-}" in
+	*thread*) pass "reply memory bound: SKIPPED under ThreadSanitizer (shadow memory)" ;;
+	*)
+		rss() { awk '/^VmRSS/ { print int($2 / 1024) }' "/proc/$1/status" 2>/dev/null || echo 0; }
+		r0=$(rss "$SPW")
+		"$RAW" -m wstall -n 6 -p "$RPW" -t 30 >"$TMP/mem1.log" 2>&1 &
+		M1=$!
+		"$RAW" -m wstall -n 6 -p "$RPW" -t 30 >"$TMP/mem2.log" 2>&1 &
+		M2=$!
+		PIDS="$PIDS $M1 $M2"
+		wait_for "$TMP/mem1.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null
+		wait_for "$TMP/mem2.log" 's/^rpc_raw: \(stalled\)$/\1/p' "$T" >/dev/null
+		sleep 1
+		r1=$(rss "$SPW")
+		if [ $((r1 - r0)) -le 150 ]; then
+			pass "reply memory bound: two stalled requesters with six 16 MiB GETs each grew the server by $((r1 - r0)) MiB (unbounded: 216 MiB and more)"
+		else
+			fail "reply memory bound: the server grew by $((r1 - r0)) MiB ($r0 -> $r1 MiB) with 12 stalled 16 MiB replies"
+		fi
+		kill "$M1" "$M2" 2>/dev/null
+		;;
+	esac
 	if ! kill -0 "$SPW" 2>/dev/null; then
 		fail "bulk_server --credits 128 died: $(tail -n 5 "$TMP/srvw.log" | tr '\n' ' ')"
 	fi
