@@ -158,18 +158,17 @@ static void emit_wc(struct rdmap_qp *qp, int recv, const struct rdmap_wc *wc)
 		qp->ops->complete(qp->arg, recv, wc);
 }
 
+/* the completion opcode of each work request opcode: a new opcode is a row */
+static const enum rdmap_wc_opcode wr_wc_opcode[] = {
+	[RDMAP_WR_WRITE] = RDMAP_WC_RDMA_WRITE, [RDMAP_WR_READ] = RDMAP_WC_RDMA_READ,
+	[RDMAP_WR_SEND] = RDMAP_WC_SEND,	[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
+	[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
+};
+
 static enum rdmap_wc_opcode wc_opcode(enum rdmap_wr_opcode op)
 {
-	switch (op) {
-	case RDMAP_WR_WRITE:
-		return RDMAP_WC_RDMA_WRITE;
-	case RDMAP_WR_READ:
-		return RDMAP_WC_RDMA_READ;
-	case RDMAP_WR_LOCAL_INV:
-		return RDMAP_WC_LOCAL_INV;
-	default:
-		return RDMAP_WC_SEND;
-	}
+	/* rdmap_post_send() takes no other opcode */
+	return (unsigned)op < sizeof(wr_wc_opcode) / sizeof(wr_wc_opcode[0]) ? wr_wc_opcode[op] : RDMAP_WC_SEND;
 }
 
 /* RFC 5040 §5.5 rule 15: "RDMA Operations MUST be Completed at the Local

@@ -15,21 +15,31 @@
 
 #include "byteorder.h"
 
-/* RFC 5040 §4.1 Figure 4: which DDP model and queue each opcode uses. */
-static const struct {
-	uint8_t valid;
-	uint8_t tagged;
-	uint8_t qn;
-} op_table[16] = {
-	[RDMAP_OP_WRITE] = {1, 1, 0},
-	[RDMAP_OP_READ_REQ] = {1, 0, DDP_QN_READ_REQ},
-	[RDMAP_OP_READ_RESP] = {1, 1, 0},
-	[RDMAP_OP_SEND] = {1, 0, DDP_QN_SEND},
-	[RDMAP_OP_SEND_INV] = {1, 0, DDP_QN_SEND},
-	[RDMAP_OP_SEND_SE] = {1, 0, DDP_QN_SEND},
-	[RDMAP_OP_SEND_SE_INV] = {1, 0, DDP_QN_SEND},
-	[RDMAP_OP_TERMINATE] = {1, 0, DDP_QN_TERMINATE},
+/*
+ * What a message of each opcode is and does on receipt, one row per opcode
+ * (the table, rx_ops[], is at the end of the file, after its handlers): a
+ * new opcode is one row.  @place checks one segment and lends MPA its
+ * destination (rx_begin, before the FPDU's CRC is known); @deliver acts on
+ * it once MPA verified the FPDU (rx_end): for a tagged opcode each
+ * segment, for an untagged one the complete message (@len its octets).
+ */
+typedef int (*rx_place_fn)(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+			   size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst);
+typedef int (*rx_deliver_fn)(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			     size_t ulpdu_len, unsigned flags);
+
+struct rx_op {
+	uint8_t tagged;	     /* RFC 5040 §4.1 Figure 4: the DDP buffer model ... */
+	uint8_t qn;	     /* ... and, untagged, the queue */
+	uint8_t hdr_extra;   /* RDMAP header octets taken with the DDP header */
+	uint8_t consumes_rq; /* a new message takes a posted receive */
+	uint8_t wc_flags;    /* RDMAP_WC_F_* of its receive completion */
+	rx_place_fn place;
+	rx_deliver_fn deliver; /* NULL: nothing beyond placement */
 };
+
+static const struct rx_op *rx_op_of(uint8_t op);
+static size_t rx_hdr_extra(uint8_t op, size_t ulpdu_len);
 
 int rdmap_rx_fail(struct rdmap_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
 		  const uint8_t *hdr, size_t hdr_len, size_t seg_len)
@@ -113,12 +123,9 @@ static int rx_hdr_len(void *arg, const uint8_t *hdr, size_t have, size_t ulpdu_l
 	(void)have;
 	if (hdr[0] & DDP_CTRL_T)
 		return DDP_TAGGED_HDR_LEN;
-	/* The Read Request header is small and fixed: take it with the DDP
-	 * header so it never needs a payload buffer. */
-	if ((hdr[1] & RDMAP_CTRL_OPCODE) == RDMAP_OP_READ_REQ &&
-	    ulpdu_len >= DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
-		return DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN;
-	return DDP_UNTAGGED_HDR_LEN;
+	/* A small fixed RDMAP header (the Read Request's) is taken with the
+	 * DDP header, so that it never needs a payload buffer. */
+	return DDP_UNTAGGED_HDR_LEN + rx_hdr_extra(hdr[1] & RDMAP_CTRL_OPCODE, ulpdu_len);
 }
 
 static struct rdmap_swqe *orq_head(struct rdmap_qp *qp)
@@ -128,45 +135,15 @@ static struct rdmap_swqe *orq_head(struct rdmap_qp *qp)
 	return &qp->sq[qp->orq[qp->orq_head % qp->cfg.ord]];
 }
 
-static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
-		     size_t hl, size_t ulpdu_len, struct iovec *dst, int *ndst)
+/* the destination of a tagged segment of @len octets at (@h->stag,
+ * @h->to), which the STag must grant with @access */
+static int tagged_dst(struct rdmap_qp *qp, const struct ddp_hdr *h, unsigned access, const uint8_t *raw,
+		      size_t hl, size_t ulpdu_len, struct iovec *dst, int *ndst)
 {
 	size_t len = ulpdu_len - hl;
 	struct ddp_mr *mr;
-	enum ddp_stag_err e;
+	enum ddp_stag_err e = ddp_stag_check(qp->mem, h->stag, qp->pd, access, h->to, len, &mr);
 
-	if (op == RDMAP_OP_READ_RESP) {
-		struct rdmap_swqe *w = orq_head(qp);
-
-		if (qp->rtr_rresp_pending) {
-			/* the answer to our RFC 6581 Read RTR comes first */
-			if (len || !h->last)
-				return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
-						     DDP_ECODE_T_BASE_BOUNDS, raw, hl, ulpdu_len);
-			return 0;
-		}
-		/* A Read Response must answer a Read Request we sent. */
-		if (!w)
-			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
-		/* It must land where that request asked, in order. */
-		if (h->stag != w->wr.sge[0].lkey)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
-					     DDP_ECODE_T_INVALID_STAG, raw, hl, ulpdu_len);
-		if (h->to != w->wr.sge[0].addr + qp->rx_rresp_placed ||
-		    qp->rx_rresp_placed + len > w->total)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
-					     DDP_ECODE_T_BASE_BOUNDS, raw, hl, ulpdu_len);
-		if (len == 0)
-			return 0;
-		e = ddp_stag_check(qp->mem, h->stag, qp->pd, DDP_ACC_LOCAL_WRITE, h->to, len, &mr);
-	} else {
-		/* siw accepts a zero-length Write before any STag check (it is
-		 * how RFC 6581's Write RTR works): nothing is placed. */
-		if (len == 0)
-			return 0;
-		e = ddp_stag_check(qp->mem, h->stag, qp->pd, DDP_ACC_REMOTE_WRITE, h->to, len, &mr);
-	}
 	if (e != DDP_STAG_OK)
 		return fail_ddp_tagged(qp, e, raw, hl, ulpdu_len);
 	dst[0].iov_base = mr->addr + (h->to - mr->va);
@@ -175,21 +152,71 @@ static int rx_tagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, c
 	return 0;
 }
 
+static int place_write(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		       size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	(void)op;
+	(void)flags;
+	/* siw accepts a zero-length Write before any STag check (it is
+	 * how RFC 6581's Write RTR works): nothing is placed. */
+	if (ulpdu_len == hl)
+		return 0;
+	return tagged_dst(qp, h, DDP_ACC_REMOTE_WRITE, raw, hl, ulpdu_len, dst, ndst);
+}
+
+static int place_read_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+			   size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	size_t len = ulpdu_len - hl;
+	struct rdmap_swqe *w = orq_head(qp);
+
+	(void)op;
+	(void)flags;
+	if (qp->rtr_rresp_pending) {
+		/* the answer to our RFC 6581 Read RTR comes first */
+		if (len || !h->last)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS,
+					     raw, hl, ulpdu_len);
+		return 0;
+	}
+	/* A Read Response must answer a Read Request we sent. */
+	if (!w)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_UNEXPECTED_OP,
+				     raw, hl, ulpdu_len);
+	/* It must land where that request asked, in order. */
+	if (h->stag != w->wr.sge[0].lkey)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG, raw,
+				     hl, ulpdu_len);
+	if (h->to != w->wr.sge[0].addr + qp->rx_rresp_placed || qp->rx_rresp_placed + len > w->total)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS, raw,
+				     hl, ulpdu_len);
+	if (len == 0)
+		return 0;
+	return tagged_dst(qp, h, DDP_ACC_LOCAL_WRITE, raw, hl, ulpdu_len, dst, ndst);
+}
+
+/* the receive a Send places into: the shared receive taken by its first
+ * segment, or the head of the QP's receive queue */
+static struct rdmap_rwqe *send_rwqe(struct rdmap_qp *qp)
+{
+	return qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+}
+
 static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
 		       size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
 {
+	const struct rx_op *ro = rx_op_of(op);
 	struct rdmap_rx_queue *q;
-	size_t len = ulpdu_len - hl;
 
 	/* RFC 5041 §7: QN must name a queue, and the queue RDMAP uses for
 	 * this opcode (RFC 5040 Figure 4). */
-	if (h->qn >= DDP_NQUEUES || h->qn != op_table[op].qn)
+	if (h->qn >= DDP_NQUEUES || h->qn != ro->qn)
 		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN,
 				     raw, hl, ulpdu_len);
 	q = &qp->rxq[h->qn];
 	if (!q->active) {
 		/* A new message: the next MSN of this queue, starting at MO 0. */
-		if (h->qn == DDP_QN_SEND && !(flags & MPA_RX_F_RTR) &&
+		if (ro->consumes_rq && !(flags & MPA_RX_F_RTR) &&
 		    (qp->srq ? qp->srq->count == 0 : qp->rq_count == 0))
 			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 					     DDP_ECODE_U_INVALID_MSN_NOBUF, raw, hl, ulpdu_len);
@@ -203,7 +230,7 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 		q->msn = h->msn;
 		q->placed = 0;
 		q->opcode = op;
-		if (h->qn == DDP_QN_SEND && qp->srq && !(flags & MPA_RX_F_RTR)) {
+		if (ro->consumes_rq && qp->srq && !(flags & MPA_RX_F_RTR)) {
 			/* the message owns the shared receive from its first segment */
 			struct rdmap_srq *srq = qp->srq;
 
@@ -224,70 +251,92 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
 					     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
 	}
-	switch (h->qn) {
-	case DDP_QN_SEND: {
-		struct rdmap_rwqe *r;
-		int n;
+	return ro->place(qp, h, op, raw, hl, ulpdu_len, flags, dst, ndst);
+}
 
-		if (flags & MPA_RX_F_RTR) {
-			/* RFC 6581 zero-length Send RTR: consumes no buffer. */
-			if (len || !h->last)
-				return rdmap_rx_fail(qp, TERM_LAYER_LLP, MPA_TERM_ETYPE_LLP,
-						     MPA_ECODE_NO_MATCHING_RTR, raw, hl, ulpdu_len);
-			return 0;
-		}
-		r = qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
-		if (q->placed + len > r->cap) {
-			qp->rx_wqe_status = RDMAP_WC_LOC_LEN_ERR;
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
-		}
-		if (!len)
-			return 0;
-		/* the receive buffers may have been deregistered since posting */
-		for (int i = 0; i < r->wr.num_sge; i++)
-			if (r->wr.sge[i].length &&
-			    ddp_stag_check(qp->mem, r->wr.sge[i].lkey, qp->pd, DDP_ACC_LOCAL_WRITE,
-					   r->wr.sge[i].addr, r->wr.sge[i].length,
-					   NULL) != DDP_STAG_OK) {
-				qp->rx_wqe_status = RDMAP_WC_LOC_PROT_ERR;
-				return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
-						     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
-			}
-		n = rdmap_sge_map(r->wr.sge, r->wr.num_sge, q->placed, len, dst, MPA_RX_DST_MAX);
-		if (n < 0)
+static int place_send(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		      size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	struct rdmap_rx_queue *q = &qp->rxq[h->qn];
+	size_t len = ulpdu_len - hl;
+	struct rdmap_rwqe *r;
+	int n;
+
+	(void)op;
+	if (flags & MPA_RX_F_RTR) {
+		/* RFC 6581 zero-length Send RTR: consumes no buffer. */
+		if (len || !h->last)
+			return rdmap_rx_fail(qp, TERM_LAYER_LLP, MPA_TERM_ETYPE_LLP, MPA_ECODE_NO_MATCHING_RTR,
+					     raw, hl, ulpdu_len);
+		return 0;
+	}
+	r = send_rwqe(qp);
+	if (q->placed + len > r->cap) {
+		qp->rx_wqe_status = RDMAP_WC_LOC_LEN_ERR;
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG, raw,
+				     hl, ulpdu_len);
+	}
+	if (!len)
+		return 0;
+	/* the receive buffers may have been deregistered since posting */
+	for (int i = 0; i < r->wr.num_sge; i++)
+		if (r->wr.sge[i].length &&
+		    ddp_stag_check(qp->mem, r->wr.sge[i].lkey, qp->pd, DDP_ACC_LOCAL_WRITE, r->wr.sge[i].addr,
+				   r->wr.sge[i].length, NULL) != DDP_STAG_OK) {
+			qp->rx_wqe_status = RDMAP_WC_LOC_PROT_ERR;
 			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
 					     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
-		*ndst = n;
-		return 0;
-	}
-	case DDP_QN_READ_REQ:
-		/* One segment holding exactly the Read Request header. */
-		if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN || len || !h->last)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
-		/* RFC 5040 §5.2.1 / RFC 6581: a peer that exceeds our IRD. */
-		if (qp->irq_count >= qp->cfg.ird)
-			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
-		return 0;
-	default: /* Terminate */
-		if (q->placed + len > sizeof(qp->rx_term_buf) || !h->last)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
-		if (len) {
-			dst[0].iov_base = qp->rx_term_buf + q->placed;
-			dst[0].iov_len = len;
-			*ndst = 1;
 		}
-		return 0;
+	n = rdmap_sge_map(r->wr.sge, r->wr.num_sge, q->placed, len, dst, MPA_RX_DST_MAX);
+	if (n < 0)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATA_LOCAL,
+				     raw, hl, ulpdu_len);
+	*ndst = n;
+	return 0;
+}
+
+static int place_read_req(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+			  size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	(void)op;
+	(void)flags;
+	(void)dst;
+	(void)ndst;
+	/* One segment holding exactly the Read Request header. */
+	if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN || ulpdu_len != hl || !h->last)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG, raw,
+				     hl, ulpdu_len);
+	/* RFC 5040 §5.2.1 / RFC 6581: a peer that exceeds our IRD. */
+	if (qp->irq_count >= qp->cfg.ird)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_CATA_LOCAL,
+				     raw, hl, ulpdu_len);
+	return 0;
+}
+
+static int place_term(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		      size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	struct rdmap_rx_queue *q = &qp->rxq[h->qn];
+	size_t len = ulpdu_len - hl;
+
+	(void)op;
+	(void)flags;
+	if (q->placed + len > sizeof(qp->rx_term_buf) || !h->last)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG, raw,
+				     hl, ulpdu_len);
+	if (len) {
+		dst[0].iov_base = qp->rx_term_buf + q->placed;
+		dst[0].iov_len = len;
+		*ndst = 1;
 	}
+	return 0;
 }
 
 static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len, unsigned flags,
 		    struct iovec *dst, int *ndst)
 {
 	struct rdmap_qp *qp = arg;
+	const struct rx_op *ro;
 	struct ddp_hdr h;
 	uint8_t op;
 
@@ -314,29 +363,27 @@ static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_
 				     RDMAP_ECODE_INVALID_RDMAPV, hdr, hdr_len, ulpdu_len);
 	op = h.ulp_ctrl & RDMAP_CTRL_OPCODE;
 	/* "The RDMA OpCode MUST be valid", and carried by the right model. */
-	if (!op_table[op].valid || op_table[op].tagged != h.tagged)
+	ro = rx_op_of(op);
+	if (!ro || ro->tagged != h.tagged)
 		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
 				     RDMAP_ECODE_UNEXPECTED_OP, hdr, hdr_len, ulpdu_len);
 	if (h.tagged)
-		return rx_tagged(qp, &h, op, hdr, hdr_len, ulpdu_len, dst, ndst);
+		return ro->place(qp, &h, op, hdr, hdr_len, ulpdu_len, flags, dst, ndst);
 	return rx_untagged(qp, &h, op, hdr, hdr_len, ulpdu_len, flags, dst, ndst);
 }
 
 static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, uint64_t len)
 {
-	struct rdmap_rwqe *r = qp->srq ? qp->srq_cur : &qp->rq[qp->rq_head % qp->cfg.max_recv_wr];
+	struct rdmap_rwqe *r = send_rwqe(qp);
 	struct rdmap_wc wc = {0};
 
 	wc.wr_id = r->wr.wr_id;
 	wc.status = RDMAP_WC_SUCCESS;
 	wc.opcode = RDMAP_WC_RECV;
 	wc.byte_len = (uint32_t)len;
-	if (op == RDMAP_OP_SEND_SE || op == RDMAP_OP_SEND_SE_INV)
-		wc.flags |= RDMAP_WC_F_SOLICITED;
-	if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
-		wc.flags |= RDMAP_WC_F_WITH_INV;
+	wc.flags = rx_op_of(op)->wc_flags;
+	if (wc.flags & RDMAP_WC_F_WITH_INV)
 		wc.inv_stag = h->ulp_word;
-	}
 	if (qp->srq) {
 		qp->srq_cur_valid = 0;
 	} else {
@@ -378,13 +425,101 @@ static int rx_read_request(struct rdmap_qp *qp, const uint8_t *raw, size_t hl, s
 	return 0;
 }
 
+static int deliver_read_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			     size_t ulpdu_len, unsigned flags)
+{
+	struct rdmap_swqe *w = orq_head(qp);
+
+	(void)op;
+	(void)flags;
+	if (qp->rtr_rresp_pending) {
+		qp->rtr_rresp_pending = 0;
+		return 0;
+	}
+	if (!w) /* place_read_resp found one: the ORQ cannot be empty here */
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_UNEXPECTED_OP,
+				     qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
+	qp->rx_rresp_placed += len;
+	if (h->last) {
+		/* RFC 5040 §5.5 rule 19: the Read completes once its Response is
+		 * delivered, and in order. */
+		w->byte_len = (uint32_t)qp->rx_rresp_placed;
+		if (qp->rx_rresp_placed != w->total)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS,
+					     qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
+		w->state = SWQE_DONE;
+		qp->orq_head++;
+		qp->orq_count--;
+		qp->rx_rresp_placed = 0;
+		rdmap_sq_complete_ready(qp);
+		rdmap_qp_progress(qp); /* ORD or fence may have held work */
+	}
+	return 0;
+}
+
+static int deliver_send(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			size_t ulpdu_len, unsigned flags)
+{
+	int ret;
+
+	if (flags & MPA_RX_F_RTR)
+		return 0;
+	if (rx_op_of(op)->wc_flags & RDMAP_WC_F_WITH_INV) {
+		/* RFC 5040 §7.2: "The Invalidate STag MUST be valid" and "MUST be
+		 * associated to this RDMAP Stream"; a foreign one "cannot be
+		 * invalidated" (§5.3, Figure 10: remote protection errors). */
+		ret = ddp_stag_invalidate(qp->mem, h->ulp_word, qp->pd);
+		if (ret)
+			return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+					     ret == -EACCES ? RDMAP_ECODE_CANT_INVALIDATE : RDMAP_ECODE_INVALID_STAG,
+					     qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
+	}
+	rx_send_done(qp, h, op, len);
+	return 0;
+}
+
+static int deliver_read_req(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			    size_t ulpdu_len, unsigned flags)
+{
+	int ret;
+
+	(void)h;
+	(void)op;
+	(void)len;
+	(void)flags;
+	ret = rx_read_request(qp, qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
+	if (ret)
+		return ret;
+	rdmap_qp_progress(qp);
+	return 0;
+}
+
+static int deliver_term(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			size_t ulpdu_len, unsigned flags)
+{
+	struct rdmap_term t;
+
+	(void)h;
+	(void)op;
+	(void)ulpdu_len;
+	(void)flags;
+	if (rdmap_term_decode(qp->rx_term_buf, len, &t))
+		memset(&t, 0, sizeof(t));
+	qp->term_received = 1;
+	qp->peer_term = t;
+	/* RFC 5040 §5.4: a Terminate ends the stream; nothing is sent back. */
+	rdmap_qp_to_error(qp, &qp->peer_term, 1);
+	return -ECONNRESET;
+}
+
 static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len, unsigned flags)
 {
 	struct rdmap_qp *qp = arg;
 	const struct ddp_hdr *h = &qp->rx_hdr;
 	uint8_t op = h->ulp_ctrl & RDMAP_CTRL_OPCODE;
+	const struct rx_op *ro = rx_op_of(op);
 	size_t len = ulpdu_len - hdr_len;
-	int ret;
+	struct rdmap_rx_queue *q;
 
 	(void)hdr;
 	/* The QP left operation while this FPDU was arriving (the application
@@ -393,85 +528,51 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 	if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
 		return -EPIPE;
 	qp->rx_fpdus++;
-	if (h->tagged) {
-		if (op == RDMAP_OP_READ_RESP) {
-			struct rdmap_swqe *w = orq_head(qp);
-
-			if (qp->rtr_rresp_pending) {
-				qp->rtr_rresp_pending = 0;
-				return 0;
-			}
-			if (!w) /* rx_begin found one: the ORQ cannot be empty here */
-				return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-						     RDMAP_ECODE_UNEXPECTED_OP, qp->rx_hdr_raw,
-						     qp->rx_hdr_len, ulpdu_len);
-			qp->rx_rresp_placed += len;
-			if (h->last) {
-				/* RFC 5040 §5.5 rule 19: the Read completes once its
-				 * Response is delivered, and in order. */
-				w->byte_len = (uint32_t)qp->rx_rresp_placed;
-				if (qp->rx_rresp_placed != w->total)
-					return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
-							     DDP_ECODE_T_BASE_BOUNDS,
-							     qp->rx_hdr_raw, qp->rx_hdr_len,
-							     ulpdu_len);
-				w->state = SWQE_DONE;
-				qp->orq_head++;
-				qp->orq_count--;
-				qp->rx_rresp_placed = 0;
-				rdmap_sq_complete_ready(qp);
-				rdmap_qp_progress(qp); /* ORD or fence may have held work */
-			}
-		}
+	if (h->tagged)
+		return ro->deliver ? ro->deliver(qp, h, op, len, ulpdu_len, flags) : 0;
+	/* untagged: the message is delivered once its last segment is */
+	q = &qp->rxq[h->qn];
+	q->placed += len;
+	if (!h->last)
 		return 0;
-	}
-	{
-		struct rdmap_rx_queue *q = &qp->rxq[h->qn];
+	q->active = 0;
+	q->expect_msn++;
+	return ro->deliver ? ro->deliver(qp, h, op, (size_t)q->placed, ulpdu_len, flags) : 0;
+}
 
-		q->placed += len;
-		if (!h->last)
-			return 0;
-		q->active = 0;
-		q->expect_msn++;
-		switch (h->qn) {
-		case DDP_QN_SEND:
-			if (flags & MPA_RX_F_RTR)
-				return 0;
-			if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
-				/* RFC 5040 §7.2: "The Invalidate STag MUST be valid"
-				 * and "MUST be associated to this RDMAP Stream"; a
-				 * foreign one "cannot be invalidated" (§5.3, Figure 10:
-				 * remote protection errors). */
-				ret = ddp_stag_invalidate(qp->mem, h->ulp_word, qp->pd);
-				if (ret)
-					return rdmap_rx_fail(
-						qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
-						ret == -EACCES ? RDMAP_ECODE_CANT_INVALIDATE
-							       : RDMAP_ECODE_INVALID_STAG,
-						qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
-			}
-			rx_send_done(qp, h, op, q->placed);
-			return 0;
-		case DDP_QN_READ_REQ:
-			ret = rx_read_request(qp, qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
-			if (ret)
-				return ret;
-			rdmap_qp_progress(qp);
-			return 0;
-		default: {
-			struct rdmap_term t;
+/* RFC 5040 §4.1 Figure 4 (model and queue of each opcode) and what each
+ * does: see struct rx_op. */
+static const struct rx_op rx_ops[16] = {
+	[RDMAP_OP_WRITE] = { .tagged = 1, .place = place_write },
+	[RDMAP_OP_READ_REQ] = { .qn = DDP_QN_READ_REQ, .hdr_extra = RDMAP_RREQ_LEN,
+				.place = place_read_req, .deliver = deliver_read_req },
+	[RDMAP_OP_READ_RESP] = { .tagged = 1, .place = place_read_resp, .deliver = deliver_read_resp },
+	[RDMAP_OP_SEND] = { .qn = DDP_QN_SEND, .consumes_rq = 1, .place = place_send, .deliver = deliver_send },
+	[RDMAP_OP_SEND_INV] = { .qn = DDP_QN_SEND, .consumes_rq = 1, .wc_flags = RDMAP_WC_F_WITH_INV,
+				.place = place_send, .deliver = deliver_send },
+	[RDMAP_OP_SEND_SE] = { .qn = DDP_QN_SEND, .consumes_rq = 1, .wc_flags = RDMAP_WC_F_SOLICITED,
+			       .place = place_send, .deliver = deliver_send },
+	[RDMAP_OP_SEND_SE_INV] = { .qn = DDP_QN_SEND, .consumes_rq = 1,
+				   .wc_flags = RDMAP_WC_F_SOLICITED | RDMAP_WC_F_WITH_INV,
+				   .place = place_send, .deliver = deliver_send },
+	[RDMAP_OP_TERMINATE] = { .qn = DDP_QN_TERMINATE, .place = place_term, .deliver = deliver_term },
+};
 
-			if (rdmap_term_decode(qp->rx_term_buf, (size_t)q->placed, &t))
-				memset(&t, 0, sizeof(t));
-			qp->term_received = 1;
-			qp->peer_term = t;
-			/* RFC 5040 §5.4: a Terminate ends the stream; nothing
-			 * is sent back. */
-			rdmap_qp_to_error(qp, &qp->peer_term, 1);
-			return -ECONNRESET;
-		}
-		}
-	}
+/* the row of @op, or NULL for an opcode RDMAP does not define */
+static const struct rx_op *rx_op_of(uint8_t op)
+{
+	return op < 16 && rx_ops[op].place ? &rx_ops[op] : NULL;
+}
+
+/* RDMAP header octets that come with @op's DDP header, when the ULPDU
+ * (@ulpdu_len octets) holds them */
+static size_t rx_hdr_extra(uint8_t op, size_t ulpdu_len)
+{
+	const struct rx_op *ro = rx_op_of(op);
+
+	if (!ro || !ro->hdr_extra || ulpdu_len < (size_t)DDP_UNTAGGED_HDR_LEN + ro->hdr_extra)
+		return 0;
+	return ro->hdr_extra;
 }
 
 const struct mpa_ops rdmap_mpa_ops = {

@@ -483,7 +483,7 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = rwc->wr_id;
 	wc->status = (enum uiw_wc_status)rwc->status; /* same values (ibv_wc_status) */
-	wc->opcode = (unsigned)rwc->opcode < 5 ? opc[rwc->opcode] : UIW_WC_SEND;
+	wc->opcode = (unsigned)rwc->opcode < sizeof(opc) / sizeof(opc[0]) ? opc[rwc->opcode] : UIW_WC_SEND;
 	wc->byte_len = rwc->byte_len;
 	wc->qp = qp;
 	if (rwc->flags & RDMAP_WC_F_WITH_INV) {
