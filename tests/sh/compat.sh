@@ -167,6 +167,8 @@ else
 fi
 
 # ---- data-moving programs: stop cleanly at the first call not there yet
+# (they stop before binding anything: the ports given are never used yet;
+# once the CM works these runs become loopback pairs on kernel-chosen ports)
 if command -v rping >/dev/null 2>&1; then
 	run "$RUN" rping -s -a 127.0.0.1 -p 7174 -C 1
 	if [ "$rc" != 0 ] && no_crash &&
