@@ -33,15 +33,18 @@ comma := ,
 # Building and installing the library, the tools and the man pages (make all,
 # make install, make demo): compiler, io_uring, ISA-L (CRC32C), libcrypto
 # (random STags), libtirpc and rpcgen (the RPC layer), go-md2man (man pages
-# from docs/*.md), pkg-config (libtirpc's flags)
+# from docs/*.md), pkg-config (libtirpc's flags), rdma-core's headers
+# (libibverbs-dev, librdmacm-dev: the ABI libuiw-rdma reproduces)
 BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-dev \
-                  libtirpc-dev rpcsvc-proto go-md2man
+                  libtirpc-dev rpcsvc-proto go-md2man libibverbs-dev librdmacm-dev
 # Tests on top of that (make check, check-tsan, fuzz, conformance): Check and
 # subunit (the unit test binary), clang and its sanitizer runtimes (fuzz),
 # clang-format, iproute2 and iptables (network namespace tests), valgrind,
-# python3 (hostile peers), man-db and groff (the man page checks of install.sh)
+# python3 (hostile peers), man-db and groff (the man page checks of install.sh),
+# rdma-core's programs run on libuiw-rdma by compat.sh (ibverbs-utils,
+# rdmacm-utils, perftest)
 TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
-                  valgrind python3 man-db groff-base
+                  valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest
 DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
@@ -79,7 +82,13 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
 BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c bench/uiw-%.c,$(wildcard bench/*.c)))
 # installed tools: verbs-shim/tools/uiw-<name>.c and bench/uiw-<name>.c -> $(O)/bin/uiw-<name>
 TOOL_SRCS   := $(wildcard verbs-shim/tools/uiw-*.c bench/uiw-*.c)
-TOOL_NAMES  := $(basename $(notdir $(TOOL_SRCS)))
+TOOL_NAMES  := $(basename $(notdir $(TOOL_SRCS))) uiw-run
+# libuiw-rdma: rdma-core's libibverbs/librdmacm API over uiwarp, preloaded by
+# uiw-run (rdma-compat/uiw-run, a shell script); built against rdma-core's
+# installed headers, which libuiw itself never includes
+COMPAT_SRCS := $(wildcard rdma-compat/*.c)
+COMPAT_OBJS  = $(COMPAT_SRCS:%.c=$(O)/obj/%.o)
+COMPAT_SO    = $(O)/libuiw-rdma.so
 # helper programs of the shell tests: tests/progs/<name>.c -> $(O)/tests/<name>
 PROG_SRCS   := $(wildcard tests/progs/*.c)
 # shell tests run by make check: exit 0 pass, 77 skip (reason on stdout), else fail
@@ -200,7 +209,7 @@ help:
 	@echo "                   $(TEST_PACKAGES)"
 	@echo "  make format      clang-format the sources"
 	@echo "  make install     build, then install under PREFIX ($(PREFIX)), staged under DESTDIR if set:"
-	@echo "                   libuiw.a, libuiw.so.$(VERSION) (+ .so.$(SOVERSION), .so links) in LIBDIR,"
+	@echo "                   libuiw.a, libuiw.so.$(VERSION) (+ .so.$(SOVERSION), .so links), libuiw-rdma.so in LIBDIR,"
 	@echo "                   $(notdir $(PUBLIC_HDRS)) in INCLUDEDIR, uiw.pc (for this PREFIX) in"
 	@echo "                   PKGCONFIGDIR, $(TOOL_NAMES) in BINDIR,"
 	@echo "                   man pages (1, 3, 7) in MANDIR, API docs and examples in DOCDIR"
@@ -240,7 +249,7 @@ deps-test: deps
 
 # the library, tools, examples, benchmarks, test helper programs and man
 # pages; the Check binary (which needs the check package) is built by _check
-_build: $(LIB_A) $(LIB_SO) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS) $(EXAMPLE_BINS) \
+_build: $(LIB_A) $(LIB_SO) $(COMPAT_SO) $(BENCH_BINS) $(TOOL_BINS) $(PROG_BINS) $(EXAMPLE_BINS) \
         $(MAN_PAGES) $(MAN_LINKS)
 
 # ---- rpcgen: rpcrdma/proto/*.x (protocols the tools speak) and the example
@@ -298,6 +307,18 @@ $(LIB_SO): $(LIB_OBJS) verbs-shim/libuiw.map
 		$(LDFLAGS_ALL) -o $@ $(LIB_OBJS) $(LIBS_PRIVATE)
 	$(Q)ln -sf libuiw.so.$(VERSION) $(O)/libuiw.so.$(SOVERSION)
 	$(Q)ln -sf libuiw.so.$(SOVERSION) $(O)/libuiw.so
+
+# libuiw-rdma: the objects and libuiw.a (PIC) in one preloadable library that
+# needs nothing of uiwarp installed; only rdma-core's names are exported
+# (rdma-compat/libuiw-rdma.map).  No SONAME version: nothing links to it.
+$(COMPAT_SO): $(COMPAT_OBJS) $(LIB_A) rdma-compat/libuiw-rdma.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libuiw-rdma.so -Wl,--version-script=rdma-compat/libuiw-rdma.map \
+		-Wl,--no-undefined -Wl,-z,now $(LDFLAGS_ALL) -o $@ $(COMPAT_OBJS) $(LIB_A) $(LIBS_PRIVATE)
+
+$(O)/bin/uiw-run: rdma-compat/uiw-run
+	@mkdir -p $(dir $@)
+	$(Q)install -m 755 $< $@
 
 # ---- man pages: markdown -> roff with go-md2man.  The first line of the
 # source, "# NAME(SECTION)", becomes the .TH line; after rendering, the NAME
@@ -442,6 +463,7 @@ install-files:
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(COMPAT_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libuiw.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION)
 	ln -sf libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/
@@ -460,6 +482,7 @@ install-files:
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libuiw.a $(DESTDIR)$(LIBDIR)/libuiw.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so \
+		$(DESTDIR)$(LIBDIR)/libuiw-rdma.so \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(PUBLIC_HDRS))) \
 		$(DESTDIR)$(PKGCONFIGDIR)/uiw.pc $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOL_NAMES)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \

@@ -32,6 +32,7 @@
 #include "rdmap_wire.h"
 
 #define RDMAP_MAX_SGE 6 /* as siw */
+#define RDMAP_MAX_INLINE 65536 /* octets of inline data per send WR */
 
 struct rdmap_sge {
 	uint64_t addr;

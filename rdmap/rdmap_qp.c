@@ -14,7 +14,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct dd
 {
 	memset(qp, 0, sizeof(*qp));
 	if (!cfg->max_send_wr || !cfg->max_recv_wr || cfg->ird > MPA_V2_IRD_ORD_MASK ||
-	    cfg->ord > MPA_V2_IRD_ORD_MASK || cfg->max_inline > 65536)
+	    cfg->ord > MPA_V2_IRD_ORD_MASK || cfg->max_inline > RDMAP_MAX_INLINE)
 		return -EINVAL;
 	qp->cfg = *cfg;
 	qp->mem = mem;

@@ -15,6 +15,11 @@
 #include "crc32c.h"
 #include "uiw_int.h"
 
+/* the public bounds (uiw_verbs.h) are the engine's */
+_Static_assert(UIW_MAX_SGE == RDMAP_MAX_SGE, "UIW_MAX_SGE");
+_Static_assert(UIW_MAX_INLINE == RDMAP_MAX_INLINE, "UIW_MAX_INLINE");
+_Static_assert(UIW_MAX_IRD_ORD == MPA_V2_IRD_ORD_MASK, "UIW_MAX_IRD_ORD");
+
 int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *attr)
 {
 	struct uiw_context_attr a = {0};
@@ -30,7 +35,7 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	if (a.engine_threads > UIW_ENGINES_MAX || (a.mode == UIW_CTX_POLLED && a.engine_threads > 1))
 		return -EINVAL;
 	if (!a.max_mr)
-		a.max_mr = 4096;
+		a.max_mr = UIW_DEFAULT_MAX_MR;
 	if ((unsigned)a.crc > UIW_CRC_OFF || a.mpa_rev > 2 || a.pd_max > MPA_PD_MAX ||
 	    (a.p2p && a.mpa_rev == 1) || (a.rtr & ~(unsigned)MPA_RTR_ALL) ||
 	    (a.fpdu_max && (a.fpdu_max < MPA_MULPDU_MIN || a.fpdu_max > MPA_MULPDU_MAX)) ||
@@ -534,7 +539,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 		return -EINVAL;
 	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
 		return -EINVAL;
-	if (attr->ird > MPA_V2_IRD_ORD_MASK || attr->ord > MPA_V2_IRD_ORD_MASK)
+	if (attr->ird > UIW_MAX_IRD_ORD || attr->ord > UIW_MAX_IRD_ORD)
 		return -EINVAL;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)

@@ -74,7 +74,7 @@ enum uiw_crc_policy {
 /**
  * struct uiw_context_attr - options of a context (zero: defaults).
  * @mode:        progress thread (default) or polled
- * @max_mr:      STag table size; 0: 4096
+ * @max_mr:      STag table size; 0: UIW_DEFAULT_MAX_MR (4096)
  * @crc:         MPA CRC preference
  * @markers:     1: require MPA markers in the FPDUs peers send us (M bit)
  * @mpa_rev:     MPA revision an initiator requests: 1, or 2 (RFC 6581,
@@ -137,6 +137,8 @@ struct uiw_context_attr {
 	unsigned tcp_keepalive_ms;
 	unsigned engine_threads;
 };
+
+#define UIW_DEFAULT_MAX_MR 4096 /* memory regions of a context opened with max_mr 0 */
 
 /* RFC 6581 ready-to-receive message kinds (values as the MPA RTR bits). */
 #define UIW_RTR_SEND  0x1 /* zero-length Send (consumes no receive) */
@@ -354,6 +356,8 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
 /* ---- queue pairs -------------------------------------------------------- */
 
 #define UIW_MAX_SGE 6
+#define UIW_MAX_INLINE 65536 /* max_inline_data */
+#define UIW_MAX_IRD_ORD 16383 /* ird, ord: RFC 6581's 14-bit fields less the "ULP decides" value */
 
 struct uiw_qp_cap {
 	unsigned max_send_wr;

@@ -5,8 +5,11 @@
 # tree used as a user would:
 #   - make install PREFIX=TMP/prefix with the build directory of this run
 #     (nothing may be rebuilt): the static and shared library with its
-#     SONAME links, every public header, uiw.pc, the four tools, the man
-#     pages (sections 1, 3, 7) and the documentation;
+#     SONAME links, every public header, uiw.pc, the tools (uiw-run
+#     among them), libuiw-rdma.so, the man pages (sections 1, 3, 7) and
+#     the documentation;
+#   - the installed uiw-run finds the installed libuiw-rdma.so: ibv_devices
+#     (when ibverbs-utils is installed) lists uiw0;
 #   - uiw.pc names that prefix; every installed header compiles on its own
 #     with only pkg-config's flags; every exported function is declared in
 #     an installed header and has a man page that mentions it;
@@ -95,8 +98,21 @@ for t in "$BIN"/uiw-*; do
 	cmp -s "$t" "$P/bin/$n" || fail "bin/$n is not installed (or differs from the build's)"
 	[ -f "$P/share/man/man1/$n.1" ] || fail "share/man/man1/$n.1 is not installed"
 done
-[ "$ntools" -ge 4 ] || fail "only $ntools tools in $BIN"
+[ "$ntools" -ge 5 ] || fail "only $ntools tools in $BIN"
+[ -f "$P/bin/uiw-run" ] || fail "bin/uiw-run is not installed"
+cmp -s "$O/libuiw-rdma.so" "$P/lib/libuiw-rdma.so" ||
+	fail "lib/libuiw-rdma.so is not installed (or differs from the build's)"
 done_ok "library, SONAME links, headers, uiw.pc, $ntools tools, man pages and docs in place"
+
+# ---- uiw-run with the installed library (not the build tree's)
+if [ -z "$SAN" ] && command -v ibv_devices >/dev/null 2>&1; then
+	if timeout "$T" "$P/bin/uiw-run" ibv_devices >"$TMP/devices" 2>&1 &&
+		grep -q '^ *uiw0' "$TMP/devices"; then
+		pass "installed uiw-run ibv_devices lists uiw0"
+	else
+		fail "installed uiw-run ibv_devices: $(head -n 3 "$TMP/devices")"
+	fi
+fi
 
 # ---- uiw.pc
 begin

@@ -1,0 +1,194 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# libuiw-rdma through uiw-run with rdma-core's own, unmodified programs
+# (ibverbs-utils, rdmacm-utils, perftest):
+#   - uiw-run: --help lists every call that is not implemented yet (each
+#     function of rdma-compat/uiw_rdma_stub.c that says so); no arguments:
+#     exit 2; a program that does not exist: exit 127;
+#   - the library exports rdma-core's names only, and defines every ibv_* and
+#     rdma_* function the installed programs import (they are linked
+#     BIND_NOW: one missing name and they do not start);
+#   - ibv_devices lists uiw0 with a GUID;
+#   - ibv_devinfo: uiw0, transport iWARP, PORT_ACTIVE, link layer Ethernet;
+#     -v: max_sge, max_sge_rd, max_srq_sge, max_qp_rd_atom,
+#     max_qp_init_rd_atom and max_mr equal what tests/progs/rdma_limits finds
+#     by probing uiwarp itself, and each IPv4 address of the host is a GID
+#     (::ffff:a.b.c.d);
+#   - ibv_devinfo -d mlx5_0 fails as rdma-core's does ("IB device 'mlx5_0'
+#     wasn't found", non-zero exit, no crash);
+#   - rping -s and ib_write_bw -R (server side) start and stop at their first
+#     call that is not implemented yet, naming it, without a signal.
+# Exit 0 pass, 77 skip, anything else fail.  Every program runs under
+# timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
+
+set -u
+ME=compat
+. "$(dirname "$0")/common.inc"
+
+BIN=${UIW_BIN:-build/bin}
+TESTBIN=${UIW_TESTBIN:-build/tests}
+O=$(dirname "$BIN")
+LIB=$O/libuiw-rdma.so
+RUN=$BIN/uiw-run
+T=20
+
+if [ -n "${UIW_SAN:-}" ]; then
+	echo "compat.sh: skipped: a sanitizer build of a preloaded library needs the sanitizer" \
+		"runtime first in the (uninstrumented) program"
+	exit 77
+fi
+for c in ibv_devices ibv_devinfo timeout nm objdump; do
+	if ! command -v "$c" >/dev/null 2>&1; then
+		echo "compat.sh: skipped: $c is not installed (make deps-test installs ibverbs-utils and binutils)"
+		exit 77
+	fi
+done
+for f in "$LIB" "$RUN" "$TESTBIN/rdma_limits"; do
+	[ -e "$f" ] || { echo "compat.sh: $f is missing (make all)"; exit 1; }
+done
+
+# run CMD...: stdout in $TMP/out, stderr in $TMP/err, exit status in rc
+run() {
+	timeout "$T" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+# a status that is not a signal's (sh: 128 + N) nor timeout's 124
+no_crash() {
+	[ "$rc" != 124 ] && { [ "$rc" -lt 129 ] || [ "$rc" = 255 ]; }
+}
+
+# ---- uiw-run itself
+run "$RUN" --help
+if [ "$rc" = 0 ] && grep -q 'usage: uiw-run PROGRAM' "$TMP/out"; then
+	# every function of the stub file that reports itself unimplemented
+	awk '/^[a-z].*[ *](ibv|rdma)_[a-z0-9_]*\(/ { s = $0; sub(/\(.*/, "", s); n = split(s, w, /[ *]+/); fn = w[n] }
+	     /NOT_YET_|uiw_rdma_unimplemented\(__func__\)/ { if (fn != "") print fn; fn = "" }' \
+		rdma-compat/uiw_rdma_stub.c | sort -u >"$TMP/unimpl"
+	n=0
+	missing=""
+	while read -r f; do
+		n=$((n + 1))
+		grep -qw "$f" "$TMP/out" || missing="$missing $f"
+	done <"$TMP/unimpl"
+	if [ "$n" -lt 20 ]; then
+		fail "found only $n unimplemented functions in rdma-compat/uiw_rdma_stub.c"
+	elif [ -n "$missing" ]; then
+		fail "uiw-run --help does not list as unfinished:$missing"
+	else
+		pass "uiw-run --help lists the $n calls not implemented yet"
+	fi
+else
+	fail "uiw-run --help: exit $rc"
+fi
+run "$RUN"
+[ "$rc" = 2 ] && pass "uiw-run without a program: exit 2" || fail "uiw-run without a program: exit $rc"
+run "$RUN" uiw-no-such-program-here
+[ "$rc" = 127 ] && grep -q 'not found' "$TMP/err" && pass "uiw-run of a missing program: exit 127" ||
+	fail "uiw-run of a missing program: exit $rc, $(head -c 200 "$TMP/err")"
+
+# ---- the library's exports
+nm -D --defined-only "$LIB" | awk '$2 ~ /^[TWD]$/ { sub(/@.*/, "", $3); print $3 }' | sort -u >"$TMP/exports"
+bad=$(grep -vE '^(ibv_|_ibv_|rdma_)' "$TMP/exports" | head -n 5 | tr '\n' ' ')
+[ -z "$bad" ] && pass "$(wc -l <"$TMP/exports") exports, all rdma-core names" ||
+	fail "libuiw-rdma exports names that are not rdma-core's: $bad"
+nbin=0
+: >"$TMP/all_imports"
+for p in ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat \
+	ib_send_lat rdma_server rdma_client rdma_xserver rdma_xclient; do
+	path=$(command -v "$p" 2>/dev/null) || continue
+	nbin=$((nbin + 1))
+	objdump -T "$path" | awk '$4 == "*UND*" || $3 == "*UND*" { print $NF }' |
+		grep -E '^_?(ibv|rdma)_' | sort -u >"$TMP/imports"
+	cat "$TMP/imports" >>"$TMP/all_imports"
+	miss=$(comm -23 "$TMP/imports" "$TMP/exports" | tr '\n' ' ')
+	[ -z "$miss" ] || fail "$p imports what libuiw-rdma does not define: $miss"
+done
+nimp=$(sort -u "$TMP/all_imports" | wc -l)
+# ibv_devices and ibv_devinfo alone import 11 distinct functions
+[ "$nimp" -ge 11 ] || fail "found only $nimp ibv_/rdma_ imports in $nbin programs"
+pass "every ibv_/rdma_ import ($nimp functions) of $nbin installed programs is defined"
+
+# ---- ibv_devices
+run "$RUN" ibv_devices
+if [ "$rc" = 0 ] && grep -Eq '^ *uiw0[[:space:]]+[0-9a-f]{16}$' "$TMP/out"; then
+	pass "ibv_devices lists uiw0 ($(grep uiw0 "$TMP/out" | tr -s ' \t' ' '))"
+else
+	fail "ibv_devices: exit $rc: $(cat "$TMP/out" "$TMP/err" | head -n 8)"
+fi
+
+# ---- ibv_devinfo
+field() { # field NAME: the value after "NAME:" in $TMP/out
+	sed -n "s/^[[:space:]]*$1:[[:space:]]*//p" "$TMP/out" | head -n 1
+}
+run "$RUN" ibv_devinfo
+if [ "$rc" != 0 ]; then
+	fail "ibv_devinfo: exit $rc: $(head -n 5 "$TMP/err")"
+else
+	[ "$(sed -n 's/^hca_id:[[:space:]]*//p' "$TMP/out")" = uiw0 ] || fail "ibv_devinfo: no hca_id uiw0"
+	[ "$(field transport)" = "iWARP (1)" ] || fail "ibv_devinfo: transport '$(field transport)'"
+	[ "$(field state)" = "PORT_ACTIVE (4)" ] || fail "ibv_devinfo: state '$(field state)'"
+	[ "$(field link_layer)" = Ethernet ] || fail "ibv_devinfo: link_layer '$(field link_layer)'"
+	[ "$FAILS" = 0 ] && pass "ibv_devinfo: uiw0, iWARP, PORT_ACTIVE, Ethernet"
+fi
+
+if ! timeout "$T" "$TESTBIN/rdma_limits" >"$TMP/limits" 2>"$TMP/limits.err"; then
+	fail "rdma_limits failed: $(cat "$TMP/limits" "$TMP/limits.err")"
+fi
+lim() { sed -n "s/^$1 //p" "$TMP/limits"; }
+run "$RUN" ibv_devinfo -v
+if [ "$rc" != 0 ]; then
+	fail "ibv_devinfo -v: exit $rc: $(head -n 5 "$TMP/err")"
+else
+	f0=$FAILS
+	[ "$(field transport)" = "iWARP (1)" ] && [ "$(field state)" = "PORT_ACTIVE (4)" ] &&
+		[ "$(field link_layer)" = Ethernet ] || fail "ibv_devinfo -v: transport, state or link layer"
+	for pair in max_sge:max_sge max_sge_rd:max_sge max_srq_sge:max_sge \
+		max_qp_rd_atom:max_qp_rd_atom max_qp_init_rd_atom:max_qp_rd_atom max_mr:max_mr; do
+		shown=$(field "${pair%%:*}")
+		want=$(lim "${pair#*:}")
+		[ -n "$want" ] && [ "$shown" = "$want" ] ||
+			fail "ibv_devinfo -v: ${pair%%:*} is '$shown', uiwarp's ${pair#*:} is '$want'"
+	done
+	if command -v ip >/dev/null 2>&1; then
+		for a in $(ip -4 -o addr show up 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4 }'); do
+			g=$(echo "$a" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+			grep -q "GID\[.*\]:[[:space:]]*$g" "$TMP/out" || fail "ibv_devinfo -v: no GID $g for $a"
+		done
+	fi
+	[ "$FAILS" = "$f0" ] && pass "ibv_devinfo -v: limits as uiwarp's ($(tr '\n' ' ' <"$TMP/limits")), IPv4 GIDs"
+fi
+
+run "$RUN" ibv_devinfo -d mlx5_0
+if [ "$rc" != 0 ] && no_crash && grep -q "IB device 'mlx5_0' wasn't found" "$TMP/err" "$TMP/out"; then
+	pass "ibv_devinfo -d mlx5_0: exit $rc, $(cat "$TMP/err")"
+else
+	fail "ibv_devinfo -d mlx5_0: exit $rc: $(cat "$TMP/out" "$TMP/err" | head -n 3)"
+fi
+
+# ---- data-moving programs: stop cleanly at the first call not there yet
+# (they stop before binding anything: the ports given are never used yet;
+# once the CM works these runs become loopback pairs on kernel-chosen ports)
+if command -v rping >/dev/null 2>&1; then
+	run "$RUN" rping -s -a 127.0.0.1 -p 7174 -C 1
+	if [ "$rc" != 0 ] && no_crash &&
+		grep -q 'uiw-rdma: rdma_create_event_channel() is not implemented yet' "$TMP/err"; then
+		pass "rping -s: exit $rc, names rdma_create_event_channel()"
+	else
+		fail "rping -s: exit $rc: $(head -n 3 "$TMP/err")"
+	fi
+else
+	echo "compat.sh: rping is not installed (rdmacm-utils): not run"
+fi
+if command -v ib_write_bw >/dev/null 2>&1; then
+	run "$RUN" ib_write_bw -R -p 7175
+	if [ "$rc" != 0 ] && no_crash && grep -q 'uiw-rdma: .*() is not implemented yet' "$TMP/err"; then
+		pass "ib_write_bw -R: exit $rc, names $(sed -n 's/^uiw-rdma: \([a-z_]*()\).*/\1/p' "$TMP/err" | head -n 1)"
+	else
+		fail "ib_write_bw -R: exit $rc: $(head -n 3 "$TMP/err")"
+	fi
+else
+	echo "compat.sh: ib_write_bw is not installed (perftest): not run"
+fi
+
+end_checks
