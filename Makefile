@@ -13,6 +13,9 @@ BINDIR     ?= $(PREFIX)/bin
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/uiwarp
+# libuiw-rdma.so, preloaded by uiw-run only (never linked): a private
+# directory, off the loader's path, so it needs no SONAME version or ldconfig
+COMPATDIR  ?= $(LIBDIR)/uiwarp
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CC         ?= cc
 FUZZ_CC    ?= clang
@@ -209,7 +212,7 @@ help:
 	@echo "                   $(TEST_PACKAGES)"
 	@echo "  make format      clang-format the sources"
 	@echo "  make install     build, then install under PREFIX ($(PREFIX)), staged under DESTDIR if set:"
-	@echo "                   libuiw.a, libuiw.so.$(VERSION) (+ .so.$(SOVERSION), .so links), libuiw-rdma.so in LIBDIR,"
+	@echo "                   libuiw.a, libuiw.so.$(VERSION) (+ .so.$(SOVERSION), .so links), libuiw-rdma.so in COMPATDIR (LIBDIR/uiwarp),"
 	@echo "                   $(notdir $(PUBLIC_HDRS)) in INCLUDEDIR, uiw.pc (for this PREFIX) in"
 	@echo "                   PKGCONFIGDIR, $(TOOL_NAMES) in BINDIR,"
 	@echo "                   man pages (1, 3, 7) in MANDIR, API docs and examples in DOCDIR"
@@ -460,10 +463,10 @@ install: all
 install-files:
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(COMPATDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(COMPAT_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(COMPAT_SO) $(DESTDIR)$(COMPATDIR)/
 	ln -sf libuiw.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION)
 	ln -sf libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/
@@ -472,6 +475,8 @@ install-files:
 		-e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' verbs-shim/uiw.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/uiw.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/uiw.pc
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	sed 's|^UIW_RDMA_INSTALLED=.*|UIW_RDMA_INSTALLED=$(COMPATDIR)/libuiw-rdma.so|' rdma-compat/uiw-run \
+		>$(DESTDIR)$(BINDIR)/uiw-run
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $$(sed 's|.*|$(O)/man/man3/&.3|' $(MAN_LINKS)) \
 		$(DESTDIR)$(MANDIR)/man3/
@@ -482,7 +487,7 @@ install-files:
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libuiw.a $(DESTDIR)$(LIBDIR)/libuiw.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/libuiw.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuiw.so \
-		$(DESTDIR)$(LIBDIR)/libuiw-rdma.so \
+		$(DESTDIR)$(COMPATDIR)/libuiw-rdma.so \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(PUBLIC_HDRS))) \
 		$(DESTDIR)$(PKGCONFIGDIR)/uiw.pc $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOL_NAMES)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \
@@ -490,6 +495,7 @@ uninstall:
 		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))
 	for f in $$(cat $(MAN_LINKS) 2>/dev/null); do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(COMPATDIR) 2>/dev/null
 
 # ---- Debian packages (debian/): libuiw0, libuiw-dev, uiwarp-tools, built by
 # dpkg-buildpackage in a copy of the source tree under $(DEB_OUT) (the tree

@@ -60,7 +60,7 @@ has libuiw-dev '^/usr/include/uiw_verbs\.h$' '^/usr/include/rpc_rdma\.h$' '^/usr
 has uiwarp-tools '^/usr/bin/uiw-ping$' '^/usr/bin/uiw-perf$' '^/usr/bin/uiw-rpcinfo$' '^/usr/bin/uiw-nfscp$' \
 	'^/usr/share/man/man1/uiw-ping\.1\.gz$' '^/usr/share/man/man1/uiw-perf\.1\.gz$' \
 	'^/usr/share/man/man1/uiw-rpcinfo\.1\.gz$' '^/usr/share/man/man1/uiw-nfscp\.1\.gz$' \
-	'^/usr/share/man/man7/uiwarp\.7\.gz$'
+	'^/usr/share/man/man7/uiwarp\.7\.gz$' '^/usr/bin/uiw-run$' '^/usr/lib/[^/]+/uiwarp/libuiw-rdma\.so$'
 [ "$FAILS" = "$F0" ] && pass "package contents"
 
 # ---- install; purged on exit whatever happens
@@ -147,6 +147,15 @@ else
 	fail "static build against the package: $(head -n 3 "$TMP/cc.log")"
 fi
 [ "$FAILS" = "$F0" ] && pass "a program built with pkg-config against the packages, dynamic and static: $exp"
+
+# ---- uiw-run from the package finds the packaged libuiw-rdma.so
+if command -v ibv_devices >/dev/null 2>&1; then
+	if timeout "$T" /usr/bin/uiw-run ibv_devices >"$TMP/devices" 2>&1 && grep -q uiw0 "$TMP/devices"; then
+		pass "uiw-run (package) ibv_devices lists uiw0"
+	else
+		fail "uiw-run (package) ibv_devices: $(head -n 3 "$TMP/devices" | tr '\n' ' ')"
+	fi
+fi
 
 # ---- uiw-ping from the package between two network namespaces
 ns_s=uiw-deb-s-$$

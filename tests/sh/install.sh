@@ -95,13 +95,19 @@ for t in "$BIN"/uiw-*; do
 	[ -x "$t" ] || continue
 	ntools=$((ntools + 1))
 	n=$(basename "$t")
-	cmp -s "$t" "$P/bin/$n" || fail "bin/$n is not installed (or differs from the build's)"
+	if [ "$n" = uiw-run ]; then
+		# the installed script names where make install put the library
+		grep -q "^UIW_RDMA_INSTALLED=$P/lib/uiwarp/libuiw-rdma.so\$" "$P/bin/$n" ||
+			fail "bin/uiw-run is not installed, or does not name $P/lib/uiwarp/libuiw-rdma.so"
+	else
+		cmp -s "$t" "$P/bin/$n" || fail "bin/$n is not installed (or differs from the build's)"
+	fi
 	[ -f "$P/share/man/man1/$n.1" ] || fail "share/man/man1/$n.1 is not installed"
 done
 [ "$ntools" -ge 5 ] || fail "only $ntools tools in $BIN"
 [ -f "$P/bin/uiw-run" ] || fail "bin/uiw-run is not installed"
-cmp -s "$O/libuiw-rdma.so" "$P/lib/libuiw-rdma.so" ||
-	fail "lib/libuiw-rdma.so is not installed (or differs from the build's)"
+cmp -s "$O/libuiw-rdma.so" "$P/lib/uiwarp/libuiw-rdma.so" ||
+	fail "lib/uiwarp/libuiw-rdma.so is not installed (or differs from the build's)"
 done_ok "library, SONAME links, headers, uiw.pc, $ntools tools, man pages and docs in place"
 
 # ---- uiw-run with the installed library (not the build tree's)
