@@ -12,11 +12,11 @@
 #include "tests.h"
 #include "uiw_conn.h"
 
-#define MS	    1000000ull
-#define S	    1000000000ull
-#define PIPE_CAP    16384
-#define TERM_MARK   0x47 /* second header octet of our stand-in TERMINATE */
-#define SINK_CAP    (1u << 20)
+#define MS	  1000000ull
+#define S	  1000000000ull
+#define PIPE_CAP  16384
+#define TERM_MARK 0x47 /* second header octet of our stand-in TERMINATE */
+#define SINK_CAP  (1u << 20)
 
 struct pipe {
 	uint8_t buf[PIPE_CAP];
@@ -98,8 +98,7 @@ static int sink_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpd
 	return 0;
 }
 
-static int sink_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len,
-		    unsigned flags)
+static int sink_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_len, unsigned flags)
 {
 	struct side *s = arg;
 
@@ -142,6 +141,14 @@ static int send_fpdu(struct side *s, size_t off, size_t len, uint8_t mark)
 
 /* ---- upcalls ------------------------------------------------------------ */
 
+/* Every test checks that no event comes twice, nor after a terminal one. */
+static void first_event(const struct side *s, int n)
+{
+	ck_assert_msg(n == 0, "%s: event reported twice", s->name);
+	ck_assert_msg(s->n_rej + s->n_unr + s->n_cerr + s->n_disc == 0,
+		      "%s: event after a terminal event", s->name);
+}
+
 static void copy_pd(struct side *s, const struct uiw_conn_info *i)
 {
 	memcpy(s->pd, i->pd, i->pd_len);
@@ -152,6 +159,7 @@ static void on_request(void *arg, const struct uiw_conn_info *req)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_req);
 	s->n_req++;
 	copy_pd(s, req);
 	if (s->accept_in_req)
@@ -162,6 +170,7 @@ static int on_established(void *arg, const struct uiw_conn_info *info)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_est);
 	if (s->est_ret)
 		return s->est_ret;
 	s->n_est++;
@@ -175,6 +184,7 @@ static void on_rejected(void *arg, const struct uiw_conn_info *rep)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_rej);
 	s->n_rej++;
 	copy_pd(s, rep);
 }
@@ -183,6 +193,7 @@ static void on_unreachable(void *arg, int err)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_unr);
 	s->n_unr++;
 	s->unr_err = err;
 }
@@ -191,6 +202,7 @@ static void on_connect_error(void *arg, int err)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_cerr);
 	s->n_cerr++;
 	s->cerr_err = err;
 }
@@ -199,6 +211,7 @@ static void on_lost(void *arg, int err)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_lost);
 	s->n_lost++;
 	s->lost_err = err;
 	if (s->lost_term == 1 && send_fpdu(s, 0, 0, TERM_MARK) == 0)
@@ -216,6 +229,8 @@ static void on_disconnected(void *arg, const struct uiw_conn_disc *d)
 {
 	struct side *s = arg;
 
+	first_event(s, s->n_disc);
+	ck_assert_int_eq(s->n_est, 1); /* DISCONNECTED only after ESTABLISHED */
 	s->n_disc++;
 	s->disc = *d;
 }
@@ -326,8 +341,9 @@ static int step(struct pair *p, struct side *s)
 			acted = 1;
 		}
 	}
-	uiw_conn_want(&s->c, p->now, (s->rx_busy ? 0 : UIW_CONN_RX_IDLE) |
-					     (s->tx_busy ? 0 : UIW_CONN_TX_IDLE), &w);
+	uiw_conn_want(&s->c, p->now,
+		      (s->rx_busy ? 0 : UIW_CONN_RX_IDLE) | (s->tx_busy ? 0 : UIW_CONN_TX_IDLE),
+		      &w);
 	s->deadline = w.deadline;
 	if (w.tx) {
 		s->tx_busy = 1;
@@ -904,7 +920,7 @@ START_TEST(rst_mid_send)
 	while (send_fpdu(&p.a, off, 1200, 0) == 0)
 		off += 1200;
 	settle(&p);
-	ck_assert(p.a.tx_busy);		  /* the send waits for room */
+	ck_assert(p.a.tx_busy); /* the send waits for room */
 	ck_assert_uint_eq(p.ab.len, PIPE_CAP);
 	uiw_conn_abort(&p.b.c, 1); /* b's application destroys its end */
 	settle(&p);

@@ -21,8 +21,9 @@ enum uiw_conn_ev {
 	EV_LOST,
 };
 
-#define BIT(e)	    (1u << (e))
-#define EV_TERMINAL (BIT(EV_REJECTED) | BIT(EV_UNREACHABLE) | BIT(EV_CONNECT_ERROR) | BIT(EV_DISCONNECTED))
+#define BIT(e) (1u << (e))
+#define EV_TERMINAL \
+	(BIT(EV_REJECTED) | BIT(EV_UNREACHABLE) | BIT(EV_CONNECT_ERROR) | BIT(EV_DISCONNECTED))
 
 void uiw_conn_cfg_init(struct uiw_conn_cfg *cfg, enum mpa_role role)
 {
@@ -34,9 +35,9 @@ void uiw_conn_cfg_init(struct uiw_conn_cfg *cfg, enum mpa_role role)
 
 const char *uiw_conn_state_name(enum uiw_conn_state s)
 {
-	static const char *const n[] = {"idle",	    "connecting", "handshake",	  "request",
-					"held",	    "up",	  "closing",	  "closing-discard",
-					"closing-eof", "linger",  "linger-discard", "closed"};
+	static const char *const n[] = {
+		"idle",	   "connecting",      "handshake",   "request", "held",		  "up",
+		"closing", "closing-discard", "closing-eof", "linger",	"linger-discard", "closed"};
 
 	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
@@ -208,7 +209,8 @@ static void after_handshake(struct uiw_conn *c, uint64_t now, int ret)
 			c->deadline = UINT64_MAX; /* the application's answer is not timed here */
 			if (ev_once(c, EV_REQUEST) && c->ops->request)
 				c->ops->request(c->arg, &c->hs);
-		} else if (c->cfg.mpa.role == MPA_ROLE_INITIATOR && c->mpa.state == MPA_S_REJECTED) {
+		} else if (c->cfg.mpa.role == MPA_ROLE_INITIATOR &&
+			   c->mpa.state == MPA_S_REJECTED) {
 			if (ev_once(c, EV_REJECTED) && c->ops->rejected)
 				c->ops->rejected(c->arg, &c->hs);
 			to_closed(c, 0);
@@ -255,8 +257,8 @@ static const struct mpa_ops hs_ops = {
 	.reply = hs_reply,
 };
 
-int uiw_conn_init(struct uiw_conn *c, const struct uiw_conn_cfg *cfg, const struct uiw_conn_ops *ops,
-		  void *arg)
+int uiw_conn_init(struct uiw_conn *c, const struct uiw_conn_cfg *cfg,
+		  const struct uiw_conn_ops *ops, void *arg)
 {
 	static const struct uiw_conn_ops none;
 
@@ -444,7 +446,8 @@ void uiw_conn_want(struct uiw_conn *c, uint64_t now, unsigned idle, struct uiw_c
 				} else {
 					int graceful = c->state == UIW_CONN_CLOSING;
 
-					c->state = graceful ? UIW_CONN_LINGER : UIW_CONN_LINGER_DISCARD;
+					c->state = graceful ? UIW_CONN_LINGER
+							    : UIW_CONN_LINGER_DISCARD;
 					c->deadline = after(now, graceful ? c->cfg.close_ns
 									  : c->cfg.close_err_ns);
 				}

@@ -40,11 +40,12 @@ enum uiw_conn_state {
 	UIW_CONN_HELD,		  /* initiator: established, first FPDU held until a deadline */
 	UIW_CONN_UP,		  /* full operation */
 	UIW_CONN_CLOSING,	  /* graceful close: queued octets go, then FIN; receive delivers */
-	UIW_CONN_CLOSING_DISCARD, /* failed: queued octets (a TERMINATE) go, then FIN; receive dropped */
-	UIW_CONN_CLOSING_EOF,	  /* receive over (peer FIN, Reject exchanged): queued go, FIN, close */
-	UIW_CONN_LINGER,	  /* FIN sent after a graceful close: deliver until the peer's FIN */
-	UIW_CONN_LINGER_DISCARD,  /* send side over after a failure: drop until the peer's FIN */
-	UIW_CONN_CLOSED		  /* over: close the socket (abortively if want.reset) */
+	UIW_CONN_CLOSING_DISCARD, /* failed: queued octets (a TERMINATE) go, then FIN; receive
+				     dropped */
+	UIW_CONN_CLOSING_EOF, /* receive over (peer FIN, Reject exchanged): queued go, FIN, close */
+	UIW_CONN_LINGER,      /* FIN sent after a graceful close: deliver until the peer's FIN */
+	UIW_CONN_LINGER_DISCARD, /* send side over after a failure: drop until the peer's FIN */
+	UIW_CONN_CLOSED		 /* over: close the socket (abortively if want.reset) */
 };
 
 /* The DISCONNECTED event's TERMINATE flags (the values of UIW_CM_TERM_*). */
@@ -116,8 +117,8 @@ struct uiw_conn_cfg {
 void uiw_conn_cfg_init(struct uiw_conn_cfg *cfg, enum mpa_role role);
 
 /* one read gathers into at most this many iovecs; one send this many */
-#define UIW_CONN_RX_IOV 32
-#define UIW_CONN_TX_IOV 256
+#define UIW_CONN_RX_IOV	 32
+#define UIW_CONN_TX_IOV	 256
 #define UIW_CONN_DISCARD 2048
 
 struct uiw_conn {
@@ -156,14 +157,14 @@ struct uiw_conn_want {
 	int rx_n;
 	struct iovec *tx; /* send these in one gathering send (NULL: none) */
 	int tx_n;
-	int shut_wr; /* shutdown(SHUT_WR) now (asked once) */
-	int reset;   /* close with a RST (SO_LINGER 0) */
-	int close;   /* over: end the I/O in flight, then close the socket */
+	int shut_wr;	   /* shutdown(SHUT_WR) now (asked once) */
+	int reset;	   /* close with a RST (SO_LINGER 0) */
+	int close;	   /* over: end the I/O in flight, then close the socket */
 	uint64_t deadline; /* call uiw_conn_on_timer() then (UINT64_MAX: none) */
 };
 
-int uiw_conn_init(struct uiw_conn *c, const struct uiw_conn_cfg *cfg, const struct uiw_conn_ops *ops,
-		  void *arg);
+int uiw_conn_init(struct uiw_conn *c, const struct uiw_conn_cfg *cfg,
+		  const struct uiw_conn_ops *ops, void *arg);
 void uiw_conn_destroy(struct uiw_conn *c);
 
 /* initiator: the TCP connect starts (@pd: the Request's private data);
