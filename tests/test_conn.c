@@ -33,6 +33,7 @@ struct side {
 	/* the socket */
 	const uint64_t *now; /* the pair's clock, for inputs made from upcalls */
 	int rx_busy, tx_busy, closed, reset_sent, reading, silent;
+	int tx_fail; /* the next send fails with this -errno (a local error) */
 	struct iovec *rx, *tx;
 	int rx_n, tx_n;
 	uint64_t deadline;
@@ -317,7 +318,12 @@ static int step(struct pair *p, struct side *s)
 	if (s->tx_busy) {
 		struct pipe *out = s->out;
 
-		if (out->rst || s->peer->closed) {
+		if (s->tx_fail) {
+			s->tx_busy = 0;
+			uiw_conn_on_sent(&s->c, p->now, s->tx_fail);
+			s->tx_fail = 0;
+			acted = 1;
+		} else if (out->rst || s->peer->closed) {
 			do_reset(s->peer); /* a closed peer answers with a RST */
 			s->tx_busy = 0;
 			uiw_conn_on_sent(&s->c, p->now, -ECONNRESET);
@@ -971,6 +977,112 @@ START_TEST(zero_window_drain_abort)
 }
 END_TEST
 
+/* A local send error, the peer silent: the read side is bounded by the
+ * error linger (the engine today waits for the read without a bound). */
+START_TEST(send_error_bounded)
+{
+	struct pair p;
+
+	pair_init(&p);
+	pair_up(&p);
+	p.b.silent = 1;
+	p.a.tx_fail = -EIO;
+	ck_assert_int_eq(send_fpdu(&p.a, 0, 100, 0), 0);
+	settle(&p);
+	ck_assert_int_eq(p.a.n_lost, 1);
+	ck_assert_int_eq(p.a.lost_err, -EIO);
+	ck_assert_int_eq(p.a.c.state, UIW_CONN_LINGER_DISCARD);
+	ck_assert_int_eq(p.ab.fin, 0); /* the send side failed: no FIN asked */
+	run_until(&p, p.now + UIW_CONN_CLOSE_ERR_NS - 1);
+	ck_assert_int_eq(p.a.c.state, UIW_CONN_LINGER_DISCARD);
+	run_until(&p, p.now + 1);
+	clean_disc(&p.a);
+	pair_destroy(&p);
+}
+END_TEST
+
+/* A QP error after a graceful close keeps the close's drain bound (the
+ * engine's first-setting-wins rule, docs/CONN.md open question 3). */
+START_TEST(close_then_qp_error)
+{
+	struct pair p;
+	size_t off = 0;
+
+	pair_init(&p);
+	pair_up(&p);
+	p.b.reading = 0;
+	while (send_fpdu(&p.a, off, 1200, 0) == 0)
+		off += 1200;
+	settle(&p);
+	ck_assert_int_eq(uiw_conn_disconnect(&p.a.c, p.now), 0);
+	run_until(&p, p.now + 1 * S);
+	uiw_conn_qp_error(&p.a.c, p.now);
+	settle(&p);
+	ck_assert_int_eq(p.a.c.state, UIW_CONN_CLOSING_DISCARD);
+	ck_assert_int_eq(p.a.deadline, p.now - 1 * S + UIW_CONN_CLOSE_NS);
+	run_until(&p, p.now + UIW_CONN_CLOSE_NS - 1 * S);
+	ck_assert(p.a.closed && p.a.reset_sent);
+	ck_assert_int_eq(p.a.disc.reset, 1);
+	pair_destroy(&p);
+}
+END_TEST
+
+/* Peer-to-peer: the responder waits for the initiator's RTR; it never
+ * comes: the responder's TERMINATE goes out, FIN, the linger ends. */
+START_TEST(p2p_rtr_timeout)
+{
+	struct pair p;
+
+	pair_init(&p);
+	p.a.c.cfg.mpa.p2p = 1;
+	p.b.lost_term = 1;
+	pair_connect(&p, NULL);
+	ck_assert_int_eq(p.b.n_req, 1);
+	p.a.silent = 1; /* never reads the Reply, never sends its RTR */
+	ck_assert_int_eq(uiw_conn_accept(&p.b.c, p.now, NULL, 0, 4, 4), 0);
+	settle(&p);
+	ck_assert_int_eq(p.b.c.state, UIW_CONN_UP);
+	ck_assert_int_eq(p.b.deadline, p.now + 1 * S);
+	run_until(&p, p.now + 1 * S - 1);
+	ck_assert_int_eq(p.b.n_lost, 0);
+	run_until(&p, p.now + 1);
+	ck_assert_int_eq(p.b.n_lost, 1);
+	ck_assert_int_eq(p.b.lost_err, -ETIMEDOUT);
+	ck_assert_int_eq(p.b.c.state, UIW_CONN_LINGER_DISCARD);
+	ck_assert_int_eq(p.ba.fin, 1);
+	run_until(&p, p.now + UIW_CONN_CLOSE_ERR_NS);
+	ck_assert_int_eq(p.b.c.state, UIW_CONN_CLOSED);
+	ck_assert_int_eq(p.b.n_disc, 1);
+	ck_assert_int_eq(p.b.disc.term_flags, UIW_CONN_TERM_SENT);
+	ck_assert_int_eq(p.b.disc.status, -ECONNABORTED);
+	ck_assert_int_eq(p.b.disc.reset, 0);
+	pair_destroy(&p);
+}
+END_TEST
+
+/* RFC 5044 rule 4 holds a responder's FPDUs until it received one; a
+ * graceful close then sends the FIN without them (docs/CONN.md open
+ * question 6): this test pins today's behaviour. */
+START_TEST(responder_close_before_first_fpdu)
+{
+	struct pair p;
+
+	pair_init(&p);
+	pair_connect(&p, NULL);
+	ck_assert_int_eq(uiw_conn_accept(&p.b.c, p.now, NULL, 0, 4, 4), 0);
+	settle(&p);
+	ck_assert_int_eq(send_fpdu(&p.b, 0, 300, 0), 0);
+	ck_assert_int_eq(uiw_conn_disconnect(&p.b.c, p.now), 0);
+	settle(&p);
+	ck_assert_uint_eq(p.a.rxlen, 0);
+	ck_assert_uint_eq(p.b.tx_done, 0);
+	ck_assert_uint_gt(mpa_tx_space(&p.b.c.mpa), 0);
+	clean_disc(&p.a);
+	clean_disc(&p.b);
+	pair_destroy(&p);
+}
+END_TEST
+
 /* ---- TERMINATE ---------------------------------------------------------- */
 
 /* A protocol error: the receiver queues a TERMINATE, the peer gets it. */
@@ -1122,11 +1234,15 @@ Suite *conn_suite(void)
 	tcase_add_test(tc, fin_while_up);
 	tcase_add_test(tc, rst_mid_send);
 	tcase_add_test(tc, zero_window_drain_abort);
+	tcase_add_test(tc, send_error_bounded);
+	tcase_add_test(tc, close_then_qp_error);
+	tcase_add_test(tc, responder_close_before_first_fpdu);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("terminate");
 	tcase_add_test(tc, term_sent_received);
 	tcase_add_test(tc, term_abandoned);
 	tcase_add_test(tc, term_queued_not_sent);
+	tcase_add_test(tc, p2p_rtr_timeout);
 	tcase_add_test(tc, events_once);
 	suite_add_tcase(s, tc);
 	return s;
