@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The life of a connection as a sans-I/O state machine (uiw_conn.h; the
- * state table is docs/CONN.md).  Every decision the engine makes about a
- * connection's life lives here: the caller only performs what
- * uiw_conn_want() asks for and reports how it went.
+ * state table is docs/CONN.md).  Every decision about a connection's life
+ * (handshake results, close policy and its bounds, which event, when) is
+ * taken here; the caller only performs what uiw_conn_want() asks for and
+ * reports how it went.
  */
 #include "uiw_conn.h"
 
@@ -180,7 +181,8 @@ static int established(struct uiw_conn *c, uint64_t now)
 	if (!r) {
 		c->reported |= BIT(EV_ESTABLISHED);
 		if (c->cfg.mpa.role == MPA_ROLE_INITIATOR && c->cfg.hold_ns) {
-			/* siw drops FPDUs that come right behind the Reply */
+			/* Linux siw hands the socket to its QP only after sending
+			 * the Reply and drops an FPDU that arrives in between */
 			c->state = UIW_CONN_HELD;
 			c->deadline = after(now, c->cfg.hold_ns);
 		} else {

@@ -110,7 +110,9 @@ struct uiw_conn_cfg {
 	uint64_t hold_ns;      /* initiator: no FPDU this long after the Reply (0: none) */
 };
 
-/* Defaults of the engine today: 10 s graceful, 2 s after a failure. */
+/* Default bounds: 10 s after a graceful close (a peer may be slow to read or
+ * to answer with its FIN), 2 s after a failure (nothing useful is left to
+ * deliver, only the TERMINATE to get out). */
 #define UIW_CONN_CLOSE_NS     10000000000ull
 #define UIW_CONN_CLOSE_ERR_NS 2000000000ull
 
