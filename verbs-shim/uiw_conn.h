@@ -32,6 +32,10 @@
 
 #include "mpa.h"
 
+/* Internal to the library, not part of its ABI: the version script exports
+ * every uiw_* name, so these are hidden explicitly. */
+#pragma GCC visibility push(hidden)
+
 enum uiw_conn_state {
 	UIW_CONN_IDLE = 0,	  /* not started */
 	UIW_CONN_CONNECTING,	  /* initiator: TCP connect in flight */
@@ -202,5 +206,7 @@ void uiw_conn_term(struct uiw_conn *c, uint64_t now, enum uiw_conn_term_kind kin
 		   uint8_t etype, uint8_t ecode);
 
 const char *uiw_conn_state_name(enum uiw_conn_state s);
+
+#pragma GCC visibility pop
 
 #endif /* UIW_CONN_H */
