@@ -39,8 +39,9 @@ struct side {
 	uint64_t deadline;
 	/* the layer above */
 	int est_ret, drained_val;
-	int lost_term;	   /* on lost: queue a TERMINATE (1) or abandon it (2) */
-	int accept_in_req; /* accept from inside the request upcall */
+	int queue_on_drained; /* FPDUs the layer above still queues when asked */
+	int lost_term;	      /* on lost: queue a TERMINATE (1) or abandon it (2) */
+	int accept_in_req;    /* accept from inside the request upcall */
 	uint8_t rxdata[SINK_CAP];
 	size_t rxlen, hdr_len;
 	unsigned nfpdu, tx_done;
@@ -223,7 +224,15 @@ static void on_lost(void *arg, int err)
 
 static int on_drained(void *arg)
 {
-	return ((struct side *)arg)->drained_val;
+	struct side *s = arg;
+
+	/* like rdmap_qp_close(): asking progresses the send queue */
+	if (s->queue_on_drained > 0) {
+		s->queue_on_drained--;
+		ck_assert_int_eq(send_fpdu(s, 0, 64, 0), 0);
+		return 0;
+	}
+	return s->drained_val;
 }
 
 static void on_disconnected(void *arg, const struct uiw_conn_disc *d)
@@ -832,6 +841,26 @@ START_TEST(close_graceful_both)
 }
 END_TEST
 
+/* The layer above still queues FPDUs when asked whether it is drained:
+ * they leave before the FIN, and nothing waits for another turn. */
+START_TEST(close_drain_queues_more)
+{
+	struct pair p;
+
+	pair_init(&p);
+	pair_up(&p);
+	p.a.queue_on_drained = 3;
+	ck_assert_int_eq(uiw_conn_disconnect(&p.a.c, p.now), 0);
+	settle(&p);
+	ck_assert_int_eq(p.a.queue_on_drained, 0);
+	ck_assert_uint_eq(p.b.nfpdu, 3);
+	ck_assert_uint_eq(p.b.rxlen, 3 * 64);
+	clean_disc(&p.a);
+	clean_disc(&p.b);
+	pair_destroy(&p);
+}
+END_TEST
+
 /* The peer's FIN before ours: we are still draining (the layer above has
  * work outstanding), the receive side ends, we finish and close at once. */
 START_TEST(fin_before_our_shut)
@@ -1229,6 +1258,7 @@ Suite *conn_suite(void)
 	tcase_add_test(tc, close_graceful_initiator);
 	tcase_add_test(tc, close_graceful_responder);
 	tcase_add_test(tc, close_graceful_both);
+	tcase_add_test(tc, close_drain_queues_more);
 	tcase_add_test(tc, fin_before_our_shut);
 	tcase_add_test(tc, fin_after_our_shut);
 	tcase_add_test(tc, fin_while_up);

@@ -422,6 +422,26 @@ static int drained(struct uiw_conn *c)
 	return !bound(c) || !c->ops->drained || c->ops->drained(c->arg);
 }
 
+/* States that send what is queued, then FIN. */
+static int is_closing(enum uiw_conn_state s)
+{
+	return s == UIW_CONN_CLOSING || s == UIW_CONN_CLOSING_DISCARD || s == UIW_CONN_CLOSING_EOF;
+}
+
+/* Everything queued left: FIN, then wait for the peer's (unless it came). */
+static void shut_wr(struct uiw_conn *c, uint64_t now, struct uiw_conn_want *w)
+{
+	int graceful = c->state == UIW_CONN_CLOSING;
+
+	w->shut_wr = 1;
+	if (c->state == UIW_CONN_CLOSING_EOF) {
+		to_closed(c, 0);
+		return;
+	}
+	c->state = graceful ? UIW_CONN_LINGER : UIW_CONN_LINGER_DISCARD;
+	c->deadline = after(now, graceful ? c->cfg.close_ns : c->cfg.close_err_ns);
+}
+
 void uiw_conn_want(struct uiw_conn *c, uint64_t now, unsigned idle, struct uiw_conn_want *w)
 {
 	enum uiw_conn_state prev;
@@ -434,25 +454,20 @@ void uiw_conn_want(struct uiw_conn *c, uint64_t now, unsigned idle, struct uiw_c
 		if ((idle & UIW_CONN_TX_IDLE) && tx_open(c->state) && c->state != UIW_CONN_HELD &&
 		    !w->tx) {
 			n = mpa_tx_pending(&c->mpa, c->tx_iov, UIW_CONN_TX_IOV);
+			if (n == 0 && is_closing(c->state)) {
+				/* asking may make the layer above queue more
+				 * (rdmap_qp_close() progresses): look again */
+				int done = drained(c);
+
+				n = tx_open(c->state)
+					    ? mpa_tx_pending(&c->mpa, c->tx_iov, UIW_CONN_TX_IOV)
+					    : 0;
+				if (n == 0 && done && is_closing(c->state))
+					shut_wr(c, now, w);
+			}
 			if (n > 0) {
 				w->tx = c->tx_iov;
 				w->tx_n = n;
-			} else if ((c->state == UIW_CONN_CLOSING ||
-				    c->state == UIW_CONN_CLOSING_DISCARD ||
-				    c->state == UIW_CONN_CLOSING_EOF) &&
-				   drained(c) && mpa_tx_pending_bytes(&c->mpa) == 0 &&
-				   tx_open(c->state)) {
-				w->shut_wr = 1;
-				if (c->state == UIW_CONN_CLOSING_EOF) {
-					to_closed(c, 0);
-				} else {
-					int graceful = c->state == UIW_CONN_CLOSING;
-
-					c->state = graceful ? UIW_CONN_LINGER
-							    : UIW_CONN_LINGER_DISCARD;
-					c->deadline = after(now, graceful ? c->cfg.close_ns
-									  : c->cfg.close_err_ns);
-				}
 			}
 		}
 		if ((idle & UIW_CONN_RX_IDLE) && !w->rx) {
