@@ -29,6 +29,7 @@ int main(void)
 	srunner_add_suite(sr, rpc_suite());
 	srunner_add_suite(sr, rpc_clnt_suite());
 	srunner_add_suite(sr, midop_suite());
+	srunner_add_suite(sr, conn_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

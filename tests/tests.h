@@ -21,6 +21,7 @@ Suite *replay_suite(void);
 Suite *rpc_suite(void);
 Suite *rpc_clnt_suite(void);
 Suite *midop_suite(void);
+Suite *conn_suite(void);
 
 /*
  * Deterministic randomness: every test seeds its own generator from
