@@ -15,7 +15,8 @@
  *    with the Solicited Event flag on the data QPs, data Sends never carry
  *    it, so the receiver tells them apart by UIW_WC_SOLICITED;
  *  - the TCP baseline: blocking (or busy-polled) sockets, TCP_NODELAY, one
- *    send() call per message, 4 MiB recv() calls, a new set of connections
+ *    send() call per message, recv() calls of the message size (at most
+ *    256 KiB: a buffer that stays in cache), a new set of connections
  *    per message size (EOF ends a size).
  *
  * Single-threaded: in event mode the library's progress thread moves the
@@ -56,7 +57,7 @@
 #define PERF_LAT_RX	 16	     /* receives per QP in send_lat */
 #define PERF_CHAIN_MAX	 1024
 #define PERF_TCP_FRAME	 256	    /* TCP hello / reply / result frames */
-#define PERF_TCP_RXBUF	 (4u << 20) /* recv() size of the TCP receiver */
+#define PERF_TCP_RXBUF	 (256u << 10) /* the TCP receiver's recv() size: the message size, at most this */
 #define PERF_TIMEOUT_S	 10	    /* default --timeout: bound on every wait for the peer */
 #define PERF_MB		 1048576.0  /* MB/sec as perftest: 2^20 bytes */
 #define PERF_PD_MAGIC	 "UIWPERF\001"
@@ -241,8 +242,9 @@ static void usage(FILE *f)
 		"stretch of at least 1/16 of the run.\n"
 		"\n"
 		"TCP baseline: TCP_NODELAY (as the uiwarp engine's sockets), one send() call\n"
-		"per whole message (the engine's chunking), the receiver recv()s 4 MiB at a\n"
-		"time, new connections per size; -e: blocking calls, --poll: busy-poll.\n"
+		"per whole message (the engine's chunking), the receiver recv()s the message\n"
+		"size (at most 256 KiB) at a time, new connections per size; -e: blocking\n"
+		"calls, --poll: busy-poll.\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage, 3 verification failed.\n"
 		"Manual: docs/uiw-perf.md\n");
@@ -1185,7 +1187,32 @@ struct bw_result {
 	uint64_t msgs;
 	uint64_t elapsed_ns;
 	double peak, avg, rate; /* MB/sec, MB/sec, Mpps */
+	/* user + system CPU seconds of this process and of the peer over the
+	 * size's run (getrusage, every thread); negative: not known */
+	double cpu_self, cpu_peer;
+	uint64_t bytes; /* moved, for CPU per GiB; 0: msgs * size */
 };
+
+/* user + system CPU time of this process (all its threads), seconds */
+static double cpu_now(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* CPU seconds of both processes per GiB moved, or negative when unknown */
+static double cpu_per_gib(const struct bw_result *r)
+{
+	double b = r->bytes ? (double)r->bytes : (double)r->msgs * r->size;
+
+	if (r->cpu_self < 0 || r->cpu_peer < 0 || b <= 0)
+		return -1;
+	return (r->cpu_self + r->cpu_peer) / (b / 1073741824.0);
+}
 
 struct lat_result {
 	uint32_t size;
@@ -1213,7 +1240,8 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		       o->poll ? "non-blocking busy-poll (poll mode)" : "blocking calls (event mode)",
 		       o->mode_given ? "" : ", the default");
 		if (!t->lat)
-			printf(" Method          : one send() per message, recv() of %u KiB\n",
+			printf(" Method          : one send() per message, recv() of the message "
+			       "size, at most %u KiB\n",
 			       PERF_TCP_RXBUF >> 10);
 		printf(" Connections     : %-8u     Data verify   : %s\n", o->qps,
 		       onoff(o->verify));
@@ -1262,8 +1290,8 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 		       "t_avg[usec]", "t_stdev[usec]", "99% percentile[usec]",
 		       "99.9% percentile[usec]");
 	else
-		printf(" %-10s %-14s %-18s %-20s %s\n", "#bytes", "#iterations", "BW peak[MB/sec]",
-		       "BW average[MB/sec]", "MsgRate[Mpps]");
+		printf(" %-10s %-14s %-18s %-20s %-15s %s\n", "#bytes", "#iterations",
+		       "BW peak[MB/sec]", "BW average[MB/sec]", "MsgRate[Mpps]", "CPU[s/GiB]");
 	fflush(stdout);
 }
 
@@ -1289,17 +1317,36 @@ static void json_common(const struct opts *o, const struct sysfacts *s, int serv
 	       s->mss);
 }
 
+/* recv() size of the TCP receiver for messages of @size */
+static size_t tcp_rx_len(uint32_t size)
+{
+	return size < PERF_TCP_RXBUF ? (size ? size : 1) : PERF_TCP_RXBUF;
+}
+
 static void print_bw(const struct opts *o, const struct sysfacts *s, int server,
 		     const struct bw_result *r)
 {
 	if (o->json) {
 		json_common(o, s, server);
+		if (tests[o->test].tcp)
+			printf("\"recv_bytes\":%zu,", tcp_rx_len(r->size));
 		printf("\"bytes\":%" PRIu32 ",\"iterations\":%" PRIu64 ",\"elapsed_s\":%.6f,"
-		       "\"bw_peak_MBps\":%.2f,\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f}\n",
+		       "\"bw_peak_MBps\":%.2f,\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f",
 		       r->size, r->msgs, (double)r->elapsed_ns / 1e9, r->peak, r->avg, r->rate);
+		if (r->cpu_self >= 0)
+			printf(",\"cpu_s\":%.4f", r->cpu_self);
+		if (r->cpu_peer >= 0)
+			printf(",\"peer_cpu_s\":%.4f", r->cpu_peer);
+		if (cpu_per_gib(r) >= 0)
+			printf(",\"cpu_s_per_GiB\":%.4f", cpu_per_gib(r));
+		printf("}\n");
 	} else {
-		printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %.6f\n", r->size, r->msgs,
-		       r->peak, r->avg, r->rate);
+		char cpu[32] = "-";
+
+		if (cpu_per_gib(r) >= 0)
+			snprintf(cpu, sizeof(cpu), "%.3f", cpu_per_gib(r));
+		printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %-15.6f %s\n", r->size,
+		       r->msgs, r->peak, r->avg, r->rate, cpu);
 	}
 	fflush(stdout);
 }
@@ -1369,6 +1416,7 @@ static void bw_compute(const struct samples *s, uint32_t size, uint64_t msgs, ui
 	size_t j = 0;
 
 	memset(r, 0, sizeof(*r));
+	r->cpu_self = r->cpu_peer = -1;
 	r->size = size;
 	r->msgs = msgs;
 	r->elapsed_ns = t1 > t0 ? t1 - t0 : 1;
@@ -1540,6 +1588,7 @@ static void ctrl_get_bw(const struct ctrl *c, struct bw_result *r)
 	r->peak = c->res[0];
 	r->avg = c->res[1];
 	r->rate = c->res[2];
+	r->cpu_self = r->cpu_peer = -1;
 }
 
 static void ctrl_put_lat(struct ctrl *c, const struct lat_result *r)
@@ -2386,11 +2435,13 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 	struct progress pg;
 	uint64_t t0, deadline;
 	int stopping = 0;
+	double cpu0;
 
 	size_reset(p, size);
 	bw_window(p);
 	for (unsigned i = 0; i < p->nq; i++)
 		p->qx[i].target = o->duration_us ? UINT64_MAX : o->iters;
+	cpu0 = cpu_now();
 	t0 = now_ns();
 	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
 	progress_init(&pg, o, t0);
@@ -2416,13 +2467,20 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 		progress_tick(&pg, o, t, size, p->msgs_done);
 	}
 	bw_compute(&p->smp, size, p->msgs_done, t0, p->t_last ? p->t_last : now_ns(), &r);
+	r.cpu_self = cpu_now() - cpu0;
+	r.cpu_peer = -1;
+	r.bytes = 0;
 	fin.errors = verify_errors;
 	ctrl_put_bw(&fin, &r);
+	fin.res[3] = r.cpu_self;
 	fin_exchange(p, &fin);
+	/* the server's CPU time over its part of the size, from its FIN_ACK */
+	if (p->qx[0].ack_msg.res[3] > 0)
+		r.cpu_peer = p->qx[0].ack_msg.res[3];
 	print_bw(o, &p->sf, 0, &r);
 }
 
-static void server_fin_ack(struct perf *p, int next_size_clear)
+static void server_fin_ack(struct perf *p, int next_size_clear, double cpu)
 {
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
@@ -2433,6 +2491,7 @@ static void server_fin_ack(struct perf *p, int next_size_clear)
 			q->uncredited = 0;
 		}
 		ack.errors = i == 0 ? verify_errors : 0;
+		ack.res[3] = cpu;
 		if (next_size_clear)
 			q->rx_msgs = 0;
 		post_ctrl(p, q, &ack);
@@ -2452,6 +2511,7 @@ static int server_bw(struct perf *p, uint32_t size)
 {
 	struct bw_result r;
 	int last;
+	double cpu0 = cpu_now();
 
 	size_reset(p, size);
 	while (!all_fin(p))
@@ -2470,7 +2530,10 @@ static int server_bw(struct perf *p, uint32_t size)
 	for (unsigned i = 0; i < p->nq; i++)
 		if (p->qx[i].nrepost)
 			flush_reposts(p, &p->qx[i]);
-	server_fin_ack(p, 1);
+	r.cpu_self = cpu_now() - cpu0;
+	if (p->qx[0].fin_msg.res[3] > 0)
+		r.cpu_peer = p->qx[0].fin_msg.res[3];
+	server_fin_ack(p, 1, r.cpu_self);
 	print_bw(&p->o, &p->sf, 1, &r);
 	return last;
 }
@@ -2647,7 +2710,7 @@ static int server_lat(struct perf *p, uint32_t size)
 	/* write_lat: no stale mark of this size may match the next one */
 	if (o->test == T_WRITE_LAT)
 		memset(slot(p, q, 0), 0, p->slot_size);
-	server_fin_ack(p, 1);
+	server_fin_ack(p, 1, 0);
 	print_lat(o, &p->sf, 1, &r);
 	return last;
 }
@@ -2995,6 +3058,7 @@ struct tcp_frame {
 	uint8_t kind; /* 1 ok, 2 error, 3 result */
 	uint64_t bytes, errors;
 	char msg[200];
+	uint64_t cpu_us; /* result: the sender's CPU time over the size, +1 (0: unknown) */
 };
 
 static void frame_send(int fd, const struct tcp_frame *f)
@@ -3007,6 +3071,7 @@ static void frame_send(int fd, const struct tcp_frame *f)
 	w_u64(&w, f->bytes);
 	w_u64(&w, f->errors);
 	w_bytes(&w, f->msg, sizeof(f->msg));
+	w_u64(&w, f->cpu_us);
 	if (write_full(fd, buf, sizeof(buf), 0))
 		die(EXIT_ERR, "TCP: cannot send to the peer: %s", strerror(errno));
 }
@@ -3025,6 +3090,7 @@ static int frame_recv(int fd, struct tcp_frame *f)
 	f->errors = r_u64(&r);
 	r_bytes(&r, f->msg, sizeof(f->msg));
 	f->msg[sizeof(f->msg) - 1] = 0;
+	f->cpu_us = r_u64(&r);
 	return r.err ? -1 : 0;
 }
 
@@ -3211,7 +3277,11 @@ static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t siz
 static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t size, uint64_t *bytes,
 			uint64_t *t_first, uint64_t *t_end)
 {
-	uint8_t *buf = malloc(PERF_TCP_RXBUF);
+	/* a buffer of the message size (capped) stays in cache, as uiwarp's
+	 * placement into message-size buffers does; a 4 MiB one cost raw TCP
+	 * about 40% on loopback */
+	size_t rxlen = tcp_rx_len(size);
+	uint8_t *buf = malloc(rxlen);
 	uint64_t *pos = calloc(n, sizeof(*pos));
 	int *open = calloc(n, sizeof(*open));
 	unsigned nopen = n;
@@ -3240,7 +3310,7 @@ static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t siz
 
 			if (!open[c])
 				continue;
-			r = recv(fds[c], buf, PERF_TCP_RXBUF, spin ? MSG_DONTWAIT : 0);
+			r = recv(fds[c], buf, rxlen, spin ? MSG_DONTWAIT : 0);
 			if (r < 0) {
 				if (errno == EAGAIN || errno == EINTR)
 					continue;
@@ -3393,14 +3463,18 @@ static void run_tcp_client(struct opts *o)
 		}
 		if (o->test == T_TCP_BW) {
 			struct bw_result r;
+			double cpu0 = cpu_now();
 
 			tcp_bw_send(o, fds, o->qps, sizes[k], &r);
+			r.cpu_self = cpu_now() - cpu0;
 			for (unsigned c = 0; c < o->qps; c++)
 				shutdown(fds[c], SHUT_WR);
 			for (unsigned c = 0; c < o->qps; c++) {
 				if (frame_recv(fds[c], &f) || f.kind != 3)
 					die(EXIT_ERR, "TCP: no result from the server");
 				peer_errors += f.errors;
+				if (c == 0 && f.cpu_us)
+					r.cpu_peer = (double)(f.cpu_us - 1) / 1e6;
 				close(fds[c]);
 			}
 			print_bw(o, &sf, 0, &r);
@@ -3501,11 +3575,14 @@ static void run_tcp_server(struct opts *o)
 		if (o->test == T_TCP_BW) {
 			struct bw_result r;
 			uint64_t bytes, t1, t2;
+			double cpu0 = cpu_now(), cpu;
 
 			tcp_bw_recv(o, fds, o->qps, sizes[k], &bytes, &t1, &t2);
+			cpu = cpu_now() - cpu0;
 			for (unsigned c = 0; c < o->qps; c++) {
 				struct tcp_frame f = {.kind = 3, .bytes = bytes};
 
+				f.cpu_us = (uint64_t)(cpu * 1e6) + 1;
 				f.errors = c == 0 ? verify_errors - errors_before : 0;
 				frame_send(fds[c], &f);
 				close(fds[c]);
@@ -3513,6 +3590,8 @@ static void run_tcp_server(struct opts *o)
 			/* the server's view: first byte to EOF */
 			memset(&r, 0, sizeof(r));
 			bw_compute(&(struct samples){0}, sizes[k], bytes / sizes[k], t1, t2, &r);
+			r.cpu_self = cpu;
+			r.bytes = bytes;
 			print_bw(o, &sf, 1, &r);
 		} else {
 			struct tcp_frame f = {.kind = 3};
