@@ -260,17 +260,25 @@ static int post_rx(struct sconn *cn, unsigned slot)
 
 /* ---- reply buffers ------------------------------------------------------ */
 
-static void rb_free(struct rbuf *b)
+/* deregister @b (uiw_dereg_mr() returns only once the stack let go of
+ * it): 0, or -1 when the stack still holds it, and then its memory must be
+ * kept rather than freed or reused */
+static int rb_unreg(struct rbuf *b)
 {
-	if (!b)
-		return;
-	/* nothing references it any more (its WRs were reported, or its
-	 * connection is gone); should the stack still hold it, keep the
-	 * memory rather than free what may be read */
 	if (b->mr && uiw_dereg_mr(b->mr)) {
 		fprintf(stderr, "svc_rdma: a reply buffer is still referenced: leaked, not freed\n");
-		return;
+		return -1;
 	}
+	b->mr = NULL;
+	return 0;
+}
+
+static void rb_free(struct rbuf *b)
+{
+	/* nothing references it any more (its WRs were reported, or its
+	 * connection is gone) */
+	if (!b || rb_unreg(b))
+		return;
 	free(b->p);
 	free(b);
 }
@@ -346,11 +354,8 @@ static void rb_put(struct rr_svc *sv, struct rbuf *b)
  * buffer) */
 static void rb_recycle(struct rr_svc *sv, struct rbuf *b)
 {
-	if (b->mr && uiw_dereg_mr(b->mr)) {
-		fprintf(stderr, "svc_rdma: a reply buffer is still referenced: leaked, not freed\n");
+	if (rb_unreg(b))
 		return;
-	}
-	b->mr = NULL;
 	if (uiw_reg_mr(sv->pd, b->p, b->cap, 0, &b->mr)) {
 		b->mr = NULL;
 		rb_free(b);
