@@ -73,7 +73,7 @@ endif
 LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
             rdmap/rdmap_term.c \
-            verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_conn.c \
+            verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
             $(wildcard rpcrdma/*.c)
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \

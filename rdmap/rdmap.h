@@ -127,12 +127,22 @@ enum rdmap_qp_state {
 	RDMAP_QPS_ERROR	     /* everything flushed */
 };
 
+enum rdmap_term_ev {
+	RDMAP_TERM_EV_SENT,
+	RDMAP_TERM_EV_RECEIVED,
+	RDMAP_TERM_EV_ABANDONED,
+};
+
 struct rdmap_ops {
 	/* A work completion; @recv tells the receive queue from the send queue. */
 	void (*complete)(void *arg, int recv, const struct rdmap_wc *wc);
 	/* The QP left RTS: @t is the TERMINATE received from the peer, or the one
 	 * sent, or NULL for a local move to error. */
 	void (*error)(void *arg, const struct rdmap_term *t, int received);
+	/* A TERMINATE was queued for sending, arrived from the peer, or could
+	 * not be queued (the connection must then be reset: the way out that
+	 * cannot be blocked).  Reported once each, before the move to error. */
+	void (*term)(void *arg, enum rdmap_term_ev ev, const struct rdmap_term *t);
 };
 
 struct rdmap_qp_cfg {

@@ -34,6 +34,13 @@ struct rdmap_irqe {
 
 enum tx_kind { TXK_SQ, TXK_RRESP };
 
+/* Tell the layer above about a TERMINATE (struct rdmap_ops, @term). */
+static inline void qp_term_ev(struct rdmap_qp *qp, enum rdmap_term_ev ev, const struct rdmap_term *t)
+{
+	if (qp->ops && qp->ops->term)
+		qp->ops->term(qp->arg, ev, t);
+}
+
 static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, unsigned i)
 {
 	return &qp->sq[i % qp->cfg.max_send_wr];

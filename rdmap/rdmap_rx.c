@@ -507,6 +507,7 @@ static int deliver_term(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op
 		memset(&t, 0, sizeof(t));
 	qp->term_received = 1;
 	qp->peer_term = t;
+	qp_term_ev(qp, RDMAP_TERM_EV_RECEIVED, &qp->peer_term);
 	/* RFC 5040 §5.4: a Terminate ends the stream; nothing is sent back. */
 	rdmap_qp_to_error(qp, &qp->peer_term, 1);
 	return -ECONNRESET;

@@ -33,6 +33,7 @@ static int send_terminate(struct rdmap_qp *qp)
 	qp->tx_msn[DDP_QN_TERMINATE]++;
 	qp->term_sent = 1;
 	qp->tx_fpdus++;
+	qp_term_ev(qp, RDMAP_TERM_EV_SENT, &qp->term);
 	return 1;
 }
 
@@ -296,12 +297,14 @@ int rdmap_qp_progress(struct rdmap_qp *qp)
 			 * the same, so the TERMINATE is abandoned and the engine
 			 * resets the connection */
 			qp->term_abandoned = 1;
+			qp_term_ev(qp, RDMAP_TERM_EV_ABANDONED, &qp->term);
 			rdmap_qp_to_error(qp, &qp->term, 0);
 			return 0;
 		}
 		ret = send_terminate(qp);
 		if (ret < 0) {
 			qp->term_abandoned = 1;
+			qp_term_ev(qp, RDMAP_TERM_EV_ABANDONED, &qp->term);
 			rdmap_qp_to_error(qp, &qp->term, 0);
 			return ret;
 		}

@@ -354,6 +354,25 @@ void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res)
 		to_closed(c, 0);
 }
 
+void uiw_conn_on_read_copy(struct uiw_conn *c, uint64_t now, const void *buf, ssize_t res)
+{
+	ssize_t used;
+	int ret;
+
+	if (res <= 0 || !rx_delivers(c->state)) {
+		uiw_conn_on_read(c, now, res);
+		return;
+	}
+	used = mpa_rx(&c->mpa, buf, (size_t)res);
+	ret = used < 0 ? (int)used : 0;
+	if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
+		after_handshake(c, now, ret);
+	else if (ret < 0)
+		stream_failed(c, now, ret, 0);
+	/* octets MPA did not take (it exited) are dropped: the next want
+	 * finds MPA exited and stops reading */
+}
+
 void uiw_conn_on_sent(struct uiw_conn *c, uint64_t now, ssize_t res)
 {
 	if (!c->mpa_inited)

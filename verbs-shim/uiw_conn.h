@@ -19,6 +19,7 @@
  *                                   the send side, reset, close, and the
  *                                   time of the next uiw_conn_on_timer()
  *   uiw_conn_on_read(c, now, res)   a read of w.rx ended: octets, 0 (EOF), -errno
+ *   uiw_conn_on_read_copy(c, now, buf, res)  a read into the caller's buffer
  *   uiw_conn_on_sent(c, now, res)   a send of w.tx ended: octets, -errno
  *   uiw_conn_on_timer(c, now)       a deadline may have passed
  * The iovecs of a want stay valid until the matching on_read/on_sent.
@@ -180,6 +181,10 @@ int uiw_conn_start(struct uiw_conn *c, uint64_t now, const void *pd, size_t pd_l
  * MSS (0: the configured one) */
 void uiw_conn_on_connected(struct uiw_conn *c, uint64_t now, int err, uint32_t emss);
 void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res);
+/* the same for a read the caller made into its own buffer @buf instead of
+ * w.rx (small FPDUs: one read gathers many, MPA's copying deframer places
+ * them); the lent iovecs are then left unused */
+void uiw_conn_on_read_copy(struct uiw_conn *c, uint64_t now, const void *buf, ssize_t res);
 void uiw_conn_on_sent(struct uiw_conn *c, uint64_t now, ssize_t res);
 void uiw_conn_on_timer(struct uiw_conn *c, uint64_t now);
 void uiw_conn_want(struct uiw_conn *c, uint64_t now, unsigned idle, struct uiw_conn_want *w);

@@ -15,6 +15,7 @@
 
 #include "mpa.h"
 #include "rdmap.h"
+#include "uiw_conn.h"
 #include "uiw_verbs.h"
 
 enum uiw_op_kind { UIW_OP_RX = 1, UIW_OP_TX, UIW_OP_MISC, UIW_OP_EFD, UIW_OP_POLL };
@@ -138,32 +139,21 @@ struct uiw_qp {
 	struct uiw_cm_id *id; /* attached connection */
 };
 
+/* What an id is: the connection's own life is in its struct uiw_conn. */
 enum uiw_id_state {
 	UIW_ID_IDLE = 0,
 	UIW_ID_LISTEN,
-	UIW_ID_TCP_CONNECTING, /* initiator: TCP connect in flight */
-	UIW_ID_MPA,	       /* MPA handshake */
-	UIW_ID_REQ,	       /* responder: CONNECT_REQUEST delivered, awaiting accept/reject */
-	UIW_ID_UP,	       /* full operation, QP bound */
-	UIW_ID_CLOSING,	       /* draining: shut down when the send side is done */
-	UIW_ID_DEAD	       /* socket closed */
+	UIW_ID_CONN, /* a connection: @conn decides, the engine performs */
+	UIW_ID_DEAD  /* socket closed */
 };
 
-/* After our FIN, how long we wait for the peer's before closing anyway;
- * also how long a closing connection may take to send what it still has
- * queued (from uiw_disconnect(), or from the QP's move to error) before it
- * is aborted: a peer that stops reading (zero window) cannot hold it. */
-#define UIW_LINGER_ERR_NS 2000000000ull /* after the QP went to error */
-#define UIW_LINGER_NS	  10000000000ull /* after a graceful close or reject */
-#define UIW_RX_IOV 32
 /* Small FPDUs (a peer sizing them to a 1500-octet path) would cost one read
- * each: when the octets still due for the current FPDU are fewer than
+ * each: when the octets MPA lends for the current FPDU are fewer than
  * UIW_RX_STAGE_MIN, the engine reads up to UIW_RX_STAGE octets into a
  * per-connection staging buffer (allocated on first use) and runs the
  * copying deframer over them.  Larger FPDUs are placed directly. */
 #define UIW_RX_STAGE	 65536
 #define UIW_RX_STAGE_MIN 16384
-#define UIW_TX_IOV 256 /* one sendmsg gathers up to this many iovecs */
 /* The most CM events one id reports: a responder's CONNECT_REQUEST,
  * ESTABLISHED and DISCONNECTED (an initiator: ESTABLISHED and DISCONNECTED,
  * or one error event); an id serves one connection. */
@@ -190,47 +180,34 @@ struct uiw_cm_id {
 	unsigned nalt, ialt;
 	int user_owned; /* the application holds it (else the engine frees it) */
 	int destroying;
-	int cancel_misc;
 
-	struct mpa_conn mpa;
-	int mpa_inited;
+	/* the connection's life (UIW_ID_CONN): handshake, close, linger,
+	 * drain, TERMINATE; its ops (uiw_cm.c) turn what it reports into CM
+	 * events and QP transitions */
+	struct uiw_conn conn;
 	struct uiw_qp *qp;
-	int established; /* ESTABLISHED was reported: DISCONNECTED follows */
-	int reported;	 /* a terminal event (REJECTED, errors) was reported */
-	uint8_t term_flags; /* UIW_CM_TERM_*: DISCONNECTED came with a TERMINATE */
-	uint8_t term[3];
+	/* the connection ended after ESTABLISHED: DISCONNECTED is reported
+	 * once the socket is closed and the QP flushed */
+	int disc_pending;
+	struct uiw_conn_disc disc;
 
+	/* I/O bookkeeping (uiw_engine.c) */
 	struct uiw_op op_rx, op_tx, op_misc, op_poll;
 	int rx_busy, tx_busy, misc_busy;
 	int poll_busy; /* polled direct receive: an IORING_OP_POLL_ADD in flight */
 	int rx_app;    /* the read in flight was lent application memory (not stage/discard) */
-	int rx_cancel, tx_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
-	int rx_done;	/* EOF or error: no more reads */
-	int rx_discard; /* receive failed: read and drop until EOF */
-	int tx_shut;	/* SHUT_WR done (or the send side failed) */
-	int close_after_tx;
-	int was_reset; /* aborted with data still queued (id_drain_abort) */
-	uint64_t tx_hold_until; /* initiator: no FPDU before this time (siw quirk) */
-	uint64_t linger_until;	/* after SHUT_WR: stop waiting for the peer's FIN */
-	uint64_t drain_until;	/* closing: abort if the send side is not done by then */
-	struct iovec rx_iov[UIW_RX_IOV];
-	int rx_niov; /* entries of @rx_iov in the read in flight */
-	struct iovec tx_iov[UIW_TX_IOV];
+	int rx_cancel, tx_cancel, misc_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
+	int closing; /* @conn is over: I/O in flight is being ended, then close */
+	int rx_niov; /* iovecs of the read in flight (conn.rx_iov, or the stage) */
+	int tx_niov; /* iovecs of the send in flight (conn.tx_iov) */
 	struct msghdr tx_msg;
-	uint8_t discard[2048];
+	struct iovec stage_iov;
 	uint8_t *stage; /* UIW_RX_STAGE octets, or NULL */
 	int rx_staged;	/* the read in flight goes to @stage */
 	uint64_t rx_reads, rx_staged_reads; /* statistics */
 
-	/* handshake results, taken from the MPA upcalls */
-	int got_request, got_reply, reply_reject;
-	uint16_t peer_ird, peer_ord;
-	uint8_t hs_pd[MPA_PD_MAX];
-	uint16_t hs_pd_len;
-	uint8_t conn_pd[MPA_PD_MAX]; /* initiator: private data for the Request */
-	uint16_t conn_pd_len;
 	/* CM event nodes allocated with the id (UIW_ID_EVENTS), taken by
-	 * engine_ev_push(): no event is lost to a failed allocation */
+	 * cm_ev_push(): no event is lost to a failed allocation */
 	struct uiw_ev_node *ev_spare;
 };
 
@@ -239,7 +216,7 @@ static inline struct rdmap_qp *id_bound_qp(struct uiw_cm_id *id)
 {
 	struct uiw_qp *uq = id->qp;
 
-	return uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->mpa ? &uq->qp : NULL;
+	return uq && uq->qp.state != RDMAP_QPS_IDLE && uq->qp.mpa == &id->conn.mpa ? &uq->qp : NULL;
 }
 
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
@@ -277,7 +254,21 @@ struct timespec engine_realtime_after(long ns);
 /* How long uiw_dereg_mr() and uiw_modify_qp() wait for the engines to let
  * go of memory: cancelling a read or send in flight takes one engine turn */
 #define UIW_FENCE_WAIT_NS 2000000000L
-void engine_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev);
 extern const struct rdmap_ops verbs_qp_ops;
+
+/* The connection manager (uiw_cm.c) for the engine (lock held). */
+/* a zeroed id with its event nodes (NULL: no memory); freed by cm_id_free() */
+struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx);
+void cm_id_free(struct uiw_cm_id *id);
+/* a connection accepted on @listener: its uiw_conn, started (0 or -errno) */
+int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
+/* the socket of @id was closed and nothing is in flight: report
+ * DISCONNECTED if the connection had ended after ESTABLISHED */
+void cm_conn_closed(struct uiw_cm_id *id);
+/* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
+void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
+/* the engine's side of the CM: the id's I/O may start (listener, connect) */
+void engine_id_fresh(struct uiw_cm_id *id);
+void engine_id_gone(struct uiw_cm_id *id);
 
 #endif /* UIW_INT_H */

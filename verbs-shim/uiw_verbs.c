@@ -509,17 +509,49 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 		cq_notify(cq, recv && (rwc->flags & RDMAP_WC_F_SOLICITED), rwc->status != 0);
 }
 
+/* The connection of @uq's QP, while the QP is bound to its stream. */
+static struct uiw_conn *qp_conn(struct uiw_qp *uq)
+{
+	struct uiw_cm_id *id = uq->id;
+
+	return id && id->state == UIW_ID_CONN && id_bound_qp(id) == &uq->qp ? &id->conn : NULL;
+}
+
+/* The QP moved to ERROR (flushed): its connection sends what it queued (a
+ * TERMINATE), drops what arrives, then closes. */
 static void qp_error(void *arg, const struct rdmap_term *t, int received)
 {
-	/* The engine sees the QP state and closes TCP once the send side drains. */
-	(void)arg;
+	struct uiw_qp *uq = arg;
+	struct uiw_conn *c = qp_conn(uq);
+
 	(void)t;
 	(void)received;
+	if (!c)
+		return;
+	uiw_conn_qp_error(c, engine_now_ns());
+	engine_mark(uq->id);
+}
+
+/* A TERMINATE left, arrived or was abandoned: the connection reports it
+ * with DISCONNECTED (and resets when it was abandoned). */
+static void qp_term(void *arg, enum rdmap_term_ev ev, const struct rdmap_term *t)
+{
+	struct uiw_qp *uq = arg;
+	struct uiw_conn *c = qp_conn(uq);
+	enum uiw_conn_term_kind k = ev == RDMAP_TERM_EV_RECEIVED  ? UIW_CONN_TERM_KIND_RECEIVED
+				    : ev == RDMAP_TERM_EV_SENT	  ? UIW_CONN_TERM_KIND_SENT
+								  : UIW_CONN_TERM_KIND_ABANDONED;
+
+	if (!c)
+		return;
+	uiw_conn_term(c, engine_now_ns(), k, t->layer, t->etype, t->ecode);
+	engine_mark(uq->id);
 }
 
 const struct rdmap_ops verbs_qp_ops = {
 	.complete = qp_complete,
 	.error = qp_error,
+	.term = qp_term,
 };
 
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **out)

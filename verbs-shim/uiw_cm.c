@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The connection manager: the uiw_* CM API (ids, listen, connect, accept,
+ * reject, disconnect, the event queue, address resolution) and the ops
+ * through which a connection's state machine (uiw_conn.c) reports what
+ * happened: they become CM events and QP transitions here.  The engine
+ * (uiw_engine.c) moves the octets and performs what uiw_conn_want() asks
+ * for; it never decides a connection's life and never queues an event.
+ *
+ * Everything here runs with the context lock held (the API functions take
+ * it; the ops are called by the engine, which holds it).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "uiw_int.h"
+
+/* ---- the event queue ---------------------------------------------------- */
+
+static void cm_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
+{
+	struct uiw_cm_id *id = ev->id;
+	struct uiw_ev_node *n;
+	uint64_t one = 1;
+
+	/* the id's reserved nodes first: allocating here could fail, and an
+	 * event lost would leave the application waiting (and a request's id
+	 * nobody knows of) */
+	if (id && id->ev_spare) {
+		n = id->ev_spare;
+		id->ev_spare = n->next;
+	} else {
+		n = malloc(sizeof(*n));
+		if (!n)
+			return; /* more events than UIW_ID_EVENTS: not expected */
+	}
+	n->next = NULL;
+	n->ev = *ev;
+	*ctx->ev_tail = n;
+	ctx->ev_tail = &n->next;
+	if (write(ctx->cm_efd, &one, sizeof(one)) < 0) {
+		/* cannot saturate: one unit per queued event */
+	}
+	pthread_cond_broadcast(&ctx->cond);
+}
+
+/* An event of @id; @pd: the peer's private data (Request or Reply), or NULL.
+ * The peer's IRD/ORD are those of its Request or Reply (0 before one came). */
+static void id_event(struct uiw_cm_id *id, enum uiw_cm_event_type type, int status,
+		     const struct uiw_conn_info *pd)
+{
+	struct uiw_cm_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event = type;
+	ev.id = id;
+	ev.status = status;
+	if (type == UIW_CM_EVENT_CONNECT_REQUEST)
+		ev.listen_id = id->listener;
+	if (pd && pd->pd_len) {
+		size_t n = pd->pd_len < sizeof(ev.private_data) ? pd->pd_len
+								: sizeof(ev.private_data);
+
+		memcpy(ev.private_data, pd->pd, n);
+		ev.private_data_len = (uint16_t)n;
+	}
+	ev.responder_resources = id->conn.hs.ird;
+	ev.initiator_depth = id->conn.hs.ord;
+	cm_ev_push(id->ctx, &ev);
+}
+
+/* ---- what a connection reports (struct uiw_conn_ops) -------------------- */
+
+/* responder: a valid Request; the application now owns the id and must
+ * accept or reject it, and destroy it */
+static void conn_request(void *arg, const struct uiw_conn_info *req)
+{
+	struct uiw_cm_id *id = arg;
+
+	if (id->destroying)
+		return;
+	id->user_owned = 1;
+	id->ctx->nid++;
+	id_event(id, UIW_CM_EVENT_CONNECT_REQUEST, 0, req);
+}
+
+/* full operation: the QP takes the stream */
+static int conn_established(void *arg, const struct uiw_conn_info *info)
+{
+	struct uiw_cm_id *id = arg;
+	int ret;
+
+	if (!id->qp)
+		return -EINVAL;
+	ret = rdmap_qp_bind(&id->qp->qp, &id->conn.mpa);
+	if (ret)
+		return ret;
+	/* an initiator's event carries the Reply's private data; a
+	 * responder's application already saw the Request's */
+	id_event(id, UIW_CM_EVENT_ESTABLISHED, 0,
+		 id->conn.cfg.mpa.role == MPA_ROLE_INITIATOR ? info : NULL);
+	return 0;
+}
+
+static void conn_rejected(void *arg, const struct uiw_conn_info *rep)
+{
+	id_event(arg, UIW_CM_EVENT_REJECTED, -ECONNREFUSED, rep);
+}
+
+/* as librdmacm reports iWARP: a refused TCP connection is REJECTED, one
+ * that timed out or found no route UNREACHABLE */
+static void conn_unreachable(void *arg, int err)
+{
+	id_event(arg, err == -ECONNREFUSED ? UIW_CM_EVENT_REJECTED : UIW_CM_EVENT_UNREACHABLE, err,
+		 NULL);
+}
+
+static void conn_connect_error(void *arg, int err)
+{
+	id_event(arg, UIW_CM_EVENT_CONNECT_ERROR, err, NULL);
+}
+
+/* the stream under the QP ended or failed: MPA's TERMINATE if MPA recorded
+ * one, else straight to ERROR */
+static void conn_lost(void *arg, int err)
+{
+	struct rdmap_qp *qp = id_bound_qp(arg);
+
+	if (qp)
+		rdmap_qp_conn_failed(qp, err);
+}
+
+/* closing: may TCP be shut?  A graceful close waits for the QP's send
+ * queue and Read Responses (rdmap_qp_close() also stops new work and
+ * queues what is left); a failed one for the QP to reach ERROR, by which
+ * time its TERMINATE is queued */
+static int conn_drained(void *arg)
+{
+	struct uiw_cm_id *id = arg;
+	struct rdmap_qp *qp = id_bound_qp(id);
+
+	if (!qp)
+		return 1;
+	if (id->conn.state == UIW_CONN_CLOSING &&
+	    (qp->state == RDMAP_QPS_RTS || qp->state == RDMAP_QPS_CLOSING))
+		return rdmap_qp_close(qp);
+	return qp->state == RDMAP_QPS_ERROR;
+}
+
+/* over after ESTABLISHED: reported once the socket is closed (cm_conn_closed) */
+static void conn_disconnected(void *arg, const struct uiw_conn_disc *d)
+{
+	struct uiw_cm_id *id = arg;
+
+	id->disc = *d;
+	id->disc_pending = 1;
+}
+
+static const struct uiw_conn_ops cm_conn_ops = {
+	.request = conn_request,
+	.established = conn_established,
+	.rejected = conn_rejected,
+	.unreachable = conn_unreachable,
+	.connect_error = conn_connect_error,
+	.lost = conn_lost,
+	.drained = conn_drained,
+	.disconnected = conn_disconnected,
+};
+
+void cm_conn_closed(struct uiw_cm_id *id)
+{
+	struct uiw_cm_event ev;
+
+	if (!id->disc_pending || id->destroying)
+		return;
+	id->disc_pending = 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.event = UIW_CM_EVENT_DISCONNECTED;
+	ev.id = id;
+	ev.status = id->disc.status;
+	ev.term_flags = id->disc.term_flags;
+	ev.term_layer = id->disc.term_layer;
+	ev.term_etype = id->disc.term_etype;
+	ev.term_ecode = id->disc.term_ecode;
+	ev.responder_resources = id->conn.hs.ird;
+	ev.initiator_depth = id->conn.hs.ord;
+	cm_ev_push(id->ctx, &ev);
+}
+
+/* ---- ids and their connections ------------------------------------------ */
+
+static void id_free_spares(struct uiw_cm_id *id)
+{
+	struct uiw_ev_node *n;
+
+	while ((n = id->ev_spare)) {
+		id->ev_spare = n->next;
+		free(n);
+	}
+}
+
+struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx)
+{
+	struct uiw_cm_id *id = calloc(1, sizeof(*id));
+
+	for (int i = 0; id && i < UIW_ID_EVENTS; i++) {
+		struct uiw_ev_node *n = malloc(sizeof(*n));
+
+		if (!n) {
+			id_free_spares(id);
+			free(id);
+			return NULL;
+		}
+		n->next = id->ev_spare;
+		id->ev_spare = n;
+	}
+	if (!id)
+		return NULL;
+	id->ctx = ctx;
+	id->fd = -1;
+	id->op_rx = (struct uiw_op){UIW_OP_RX, id};
+	id->op_tx = (struct uiw_op){UIW_OP_TX, id};
+	id->op_misc = (struct uiw_op){UIW_OP_MISC, id};
+	id->op_poll = (struct uiw_op){UIW_OP_POLL, id};
+	return id;
+}
+
+void cm_id_free(struct uiw_cm_id *id)
+{
+	uiw_conn_destroy(&id->conn);
+	id_free_spares(id);
+	free(id->alt);
+	free(id->stage);
+	free(id);
+}
+
+/* The context's TCP_USER_TIMEOUT (0: kernel default) and keepalive (0: off)
+ * on a connection socket. */
+void cm_sock_user_timeout(const struct uiw_context *ctx, int fd)
+{
+	unsigned ut = ctx->attr.tcp_user_timeout_ms;
+	int ka = (int)((ctx->attr.tcp_keepalive_ms + 999) / 1000), one = 1, cnt = 3;
+
+	if (ut)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+	if (ka) {
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka, sizeof(ka));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &ka, sizeof(ka));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	}
+}
+
+/* A connection's configuration from the context's options. */
+static void conn_cfg(const struct uiw_context *ctx, enum mpa_role role, struct uiw_conn_cfg *cfg)
+{
+	const struct uiw_context_attr *a = &ctx->attr;
+	struct mpa_cfg *m = &cfg->mpa;
+
+	uiw_conn_cfg_init(cfg, role);
+	m->crc = a->crc != UIW_CRC_OFF;
+	m->markers = !!a->markers;
+	if (a->mpa_rev)
+		m->rev = (uint8_t)a->mpa_rev;
+	m->tx_ulpdu_max = a->fpdu_max;
+	if (a->pd_max)
+		m->pd_max = (uint16_t)a->pd_max;
+	if (a->handshake_timeout_ms)
+		m->timeout_ns = (uint64_t)a->handshake_timeout_ms * 1000000ull;
+	m->p2p = role == MPA_ROLE_INITIATOR && a->p2p;
+	if (a->rtr)
+		m->rtr = a->rtr;
+	m->rx_hdr_min = DDP_TAGGED_HDR_LEN;
+	m->tx_depth = 0; /* from the FPDU size: about 512 KiB queued */
+	/* Linux siw hands the socket to its QP only after sending the Reply
+	 * and drops an FPDU that arrives in between */
+	if (role == MPA_ROLE_INITIATOR)
+		cfg->hold_ns = (uint64_t)a->first_fpdu_delay_ms * 1000000ull;
+}
+
+/* The path's MSS: the FPDU size follows it (RFC 5044 §8: MULPDU from EMSS). */
+static uint32_t sock_emss(int fd)
+{
+	int mss = 0;
+	socklen_t len = sizeof(mss);
+
+	if (!getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) && mss > 0)
+		return (uint32_t)mss;
+	return 0;
+}
+
+int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now)
+{
+	struct uiw_conn_cfg cfg;
+	uint32_t emss = sock_emss(id->fd);
+	int ret;
+
+	conn_cfg(id->ctx, MPA_ROLE_RESPONDER, &cfg);
+	if (emss)
+		cfg.mpa.emss = emss;
+	ret = uiw_conn_init(&id->conn, &cfg, &cm_conn_ops, id);
+	if (!ret)
+		ret = uiw_conn_start(&id->conn, now, NULL, 0);
+	if (!ret)
+		id->state = UIW_ID_CONN;
+	return ret;
+}
+
+/* ---- connection manager API ---------------------------------------------- */
+
+int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out)
+{
+	struct uiw_cm_id *id = cm_id_alloc(ctx);
+
+	*out = NULL;
+	if (!id)
+		return -ENOMEM;
+	id->context = context;
+	id->user_owned = 1;
+	pthread_mutex_lock(&ctx->lock);
+	engine_id_fresh(id);
+	id->next = ctx->ids;
+	ctx->ids = id;
+	ctx->nid++;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = id;
+	return 0;
+}
+
+void *uiw_id_context(struct uiw_cm_id *id)
+{
+	return id->context;
+}
+
+int uiw_destroy_id(struct uiw_cm_id *id)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct uiw_ev_node **pe;
+	struct uiw_cm_id **pp;
+	struct timespec dl;
+	int graceful;
+
+	pthread_mutex_lock(&ctx->lock);
+	id->destroying = 1;
+	/* a Reject still being sent goes out first (bounded: 2 s) */
+	graceful = id->state == UIW_ID_CONN && id->conn.state == UIW_CONN_CLOSING_EOF && !id->qp;
+	dl = engine_realtime_after(2000000000L);
+	if (id->fd >= 0 && !graceful) {
+		if (id->state == UIW_ID_LISTEN)
+			shutdown(id->fd, SHUT_RDWR); /* the engine ends the accept */
+		else if (id->state == UIW_ID_CONN)
+			uiw_conn_abort(&id->conn, 0);
+	}
+	if (id->state == UIW_ID_LISTEN) {
+		/* handshakes it accepted that the application never saw end too */
+		for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+			if (c->listener == id && !c->user_owned && c->fd >= 0)
+				uiw_conn_abort(&c->conn, 0);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	pthread_mutex_lock(&ctx->lock);
+	while (id->fd >= 0) {
+		if (engine_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
+			graceful = 0;
+			uiw_conn_abort(&id->conn, 0);
+			pthread_mutex_unlock(&ctx->lock);
+			engine_wake(ctx);
+			pthread_mutex_lock(&ctx->lock);
+		}
+	}
+	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
+		if (*pp == id) {
+			*pp = id->next;
+			break;
+		}
+	}
+	engine_id_gone(id);
+	/* events naming this id would dangle */
+	for (pe = &ctx->ev_head; *pe;) {
+		struct uiw_ev_node *e = *pe;
+
+		if (e->ev.id == id) {
+			uint64_t v;
+
+			*pe = e->next;
+			free(e);
+			if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
+				/* nonblocking; one unit per queued event */
+			}
+		} else {
+			if (e->ev.listen_id == id)
+				e->ev.listen_id = NULL;
+			pe = &e->next;
+		}
+	}
+	ctx->ev_tail = &ctx->ev_head;
+	while (*ctx->ev_tail)
+		ctx->ev_tail = &(*ctx->ev_tail)->next;
+	for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+		if (c->listener == id)
+			c->listener = NULL;
+	if (id->qp) {
+		/* the QP keeps working state only; it must not reach the MPA conn */
+		if (id->qp->qp.state != RDMAP_QPS_IDLE)
+			rdmap_qp_conn_failed(&id->qp->qp, -ENOTCONN);
+		id->qp->id = NULL;
+		id->qp->qp.mpa = NULL;
+	}
+	ctx->nid--;
+	pthread_mutex_unlock(&ctx->lock);
+	cm_id_free(id);
+	return 0;
+}
+
+/* getaddrinfo()'s failure as -errno: a name that does not resolve is -ENXIO,
+ * a temporary failure of the resolver -EAGAIN (never -EHOSTUNREACH, which
+ * is a routing failure) */
+static int gai_errno(int r)
+{
+	switch (r) {
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_SYSTEM:
+		return errno ? -errno : -ENXIO;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	default:
+		return -ENXIO;
+	}
+}
+
+/*
+ * @host:@port into @ss (getaddrinfo: literals and names; the first result);
+ * with @alt, the further results (up to UIW_ADDR_MAX in all) into *@alt
+ * (malloc'd, NULL when none) and their count into *@nalt.
+ */
+#define UIW_ADDR_MAX 16
+static int resolve_addr(const char *host, uint16_t port, int passive, struct sockaddr_storage *ss,
+			socklen_t *len, struct sockaddr_storage **alt, unsigned *nalt)
+{
+	struct addrinfo hints, *res = NULL;
+	char serv[8];
+	int r;
+
+	if (alt) {
+		*alt = NULL;
+		*nalt = 0;
+	}
+	memset(ss, 0, sizeof(*ss));
+	if (!host || !*host) {
+		/* any address: IPv6 dual-stack when the host has IPv6, else IPv4 */
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0) {
+			close(fd);
+			s6->sin6_family = AF_INET6;
+			s6->sin6_addr = in6addr_any;
+			s6->sin6_port = htons(port);
+			*len = sizeof(*s6);
+		} else {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+			s4->sin_family = AF_INET;
+			s4->sin_addr.s_addr = htonl(INADDR_ANY);
+			s4->sin_port = htons(port);
+			*len = sizeof(*s4);
+		}
+		return 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
+	errno = 0;
+	r = getaddrinfo(host, serv, &hints, &res);
+	if (r)
+		return gai_errno(r);
+	if (res->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		return -EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	if (alt) {
+		unsigned n = 0;
+
+		for (struct addrinfo *ai = res->ai_next; ai && n < UIW_ADDR_MAX - 1; ai = ai->ai_next)
+			n += ai->ai_addrlen <= sizeof(*ss);
+		if (n && !(*alt = calloc(n, sizeof(**alt)))) {
+			freeaddrinfo(res);
+			return -ENOMEM;
+		}
+		n = 0;
+		for (struct addrinfo *ai = res->ai_next; ai && n < UIW_ADDR_MAX - 1; ai = ai->ai_next)
+			if (ai->ai_addrlen <= sizeof(*ss))
+				memcpy(&(*alt)[n++], ai->ai_addr, ai->ai_addrlen);
+		*nalt = n;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+static uint16_t ss_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int fd, one = 1, zero = 0, ret;
+
+	ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
+	if (ret)
+		return ret;
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa.ss_family == AF_INET6 && (!host || !*host))
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, backlog)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		close(fd);
+		return -EINVAL;
+	}
+	id->fd = fd;
+	id->port = ss_port(&sa);
+	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
+								       : UIW_HS_PENDING_MAX;
+	id->state = UIW_ID_LISTEN;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return 0;
+}
+
+uint16_t uiw_get_port(struct uiw_cm_id *id)
+{
+	uint16_t p;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	p = id->port;
+	pthread_mutex_unlock(&id->ctx->lock);
+	return p;
+}
+
+int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
+		const struct uiw_conn_param *param)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_storage sa, *alt = NULL;
+	struct uiw_conn_cfg cfg;
+	socklen_t salen;
+	unsigned nalt = 0;
+	int fd, ret;
+
+	if (!host || !qp || qp->ctx != ctx)
+		return -EINVAL;
+	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	if (param && param->private_data_len && !param->private_data)
+		return -EINVAL;
+	if (param) {
+		/* the context's cap on PD_Length, less RFC 6581's IRD/ORD words */
+		unsigned cap = ctx->attr.pd_max ? ctx->attr.pd_max : MPA_PD_MAX;
+
+		if (ctx->attr.mpa_rev != 1)
+			cap = cap > 8 ? cap - 8 : 0;
+		if (param->private_data_len > cap)
+			return -EMSGSIZE;
+	}
+	ret = resolve_addr(host, port, 0, &sa, &salen, &alt, &nalt);
+	if (ret)
+		return ret;
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		free(alt);
+		return ret;
+	}
+	cm_sock_user_timeout(ctx, fd); /* bounds the SYN retries too */
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+		pthread_mutex_unlock(&ctx->lock);
+		close(fd);
+		free(alt);
+		return -EINVAL;
+	}
+	if (param) {
+		/* MPA announces what the QP serves, lowered to the application's
+		 * wish (RFC 6581 §9.1); the QP checks the same at bind time. */
+		if (param->responder_resources && param->responder_resources < qp->qp.cfg.ird)
+			qp->qp.cfg.ird = param->responder_resources;
+		if (param->initiator_depth && param->initiator_depth < qp->qp.cfg.ord)
+			qp->qp.cfg.ord = param->initiator_depth;
+	}
+	conn_cfg(ctx, MPA_ROLE_INITIATOR, &cfg);
+	cfg.mpa.ird = qp->qp.cfg.ird;
+	cfg.mpa.ord = qp->qp.cfg.ord;
+	ret = uiw_conn_init(&id->conn, &cfg, &cm_conn_ops, id);
+	if (!ret)
+		ret = uiw_conn_start(&id->conn, engine_now_ns(), param ? param->private_data : NULL,
+				     param ? param->private_data_len : 0);
+	if (ret) {
+		pthread_mutex_unlock(&ctx->lock);
+		close(fd);
+		free(alt);
+		return ret;
+	}
+	id->fd = fd;
+	id->addr = sa;
+	id->addrlen = salen;
+	free(id->alt);
+	id->alt = alt;
+	id->nalt = nalt;
+	id->ialt = 0;
+	id->qp = qp;
+	qp->id = id;
+	id->state = UIW_ID_CONN;
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return 0;
+}
+
+int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_param *param)
+{
+	struct uiw_context *ctx = id->ctx;
+	const void *pd = NULL;
+	size_t pd_len = 0;
+	uint16_t ird, ord, old_ird, old_ord;
+	int ret;
+
+	if (param && param->private_data_len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	if (param && param->private_data_len && !param->private_data)
+		return -EINVAL;
+	if (param) {
+		pd = param->private_data;
+		pd_len = param->private_data_len;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_CONN || id->conn.state != UIW_CONN_REQUEST || !qp || qp->ctx != ctx ||
+	    qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	old_ird = ird = qp->qp.cfg.ird;
+	old_ord = ord = qp->qp.cfg.ord;
+	if (param && param->responder_resources && param->responder_resources < ird)
+		ird = param->responder_resources;
+	if (param && param->initiator_depth && param->initiator_depth < ord)
+		ord = param->initiator_depth;
+	/* the QP serves what is announced (RFC 6581 §9.1) */
+	qp->qp.cfg.ird = ird;
+	qp->qp.cfg.ord = ord;
+	id->qp = qp;
+	qp->id = id;
+	/* the Reply is queued and the QP bound (conn_established); a bind
+	 * that fails is returned here, with no event (-ECONNABORTED: the QP
+	 * sends MPA's TERMINATE, then the connection closes) */
+	ret = uiw_conn_accept(&id->conn, engine_now_ns(), pd, pd_len, ird, ord);
+	if (ret && id->conn.state == UIW_CONN_REQUEST) {
+		/* nothing was sent: the id may still be accepted or rejected */
+		qp->qp.cfg.ird = old_ird;
+		qp->qp.cfg.ord = old_ord;
+		id->qp = NULL;
+		qp->id = NULL;
+	}
+out_unlock:
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len)
+{
+	struct uiw_context *ctx = id->ctx;
+	int ret;
+
+	if (len > UIW_PRIVATE_DATA_MAX)
+		return -EMSGSIZE;
+	if (len && !pd)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_CONN)
+		ret = -EINVAL;
+	else
+		ret = uiw_conn_reject(&id->conn, engine_now_ns(), pd, len);
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_disconnect(struct uiw_cm_id *id)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct rdmap_qp *qp;
+	int ret = -EINVAL;
+
+	pthread_mutex_lock(&ctx->lock);
+	qp = id->state == UIW_ID_CONN ? id_bound_qp(id) : NULL;
+	if (qp && (id->conn.state == UIW_CONN_UP || id->conn.state == UIW_CONN_HELD)) {
+		rdmap_qp_close(qp); /* no new work; what is queued is still sent */
+		ret = uiw_conn_disconnect(&id->conn, engine_now_ns());
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	engine_wake(ctx);
+	return ret;
+}
+
+int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms)
+{
+	struct timespec dl;
+	struct uiw_ev_node *e;
+	int ret = 0;
+
+	if (!ev)
+		return -EINVAL;
+	dl = engine_realtime_after(timeout_ms > 0 ? (long)timeout_ms * 1000000L : 0);
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->ev_head && ctx->attr.mode == UIW_CTX_POLLED)
+		engine_run(ctx, 0);
+	while (!ctx->ev_head && !ret) {
+		if (timeout_ms < 0)
+			engine_wait(ctx, NULL);
+		else if (timeout_ms == 0)
+			ret = -ETIMEDOUT;
+		else if (engine_wait(ctx, &dl) == ETIMEDOUT)
+			ret = ctx->ev_head ? 0 : -ETIMEDOUT;
+	}
+	if (!ret) {
+		uint64_t v;
+
+		if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
+			/* nonblocking; one unit per queued event */
+		}
+		e = ctx->ev_head;
+		ctx->ev_head = e->next;
+		if (!ctx->ev_head)
+			ctx->ev_tail = &ctx->ev_head;
+		*ev = e->ev;
+		free(e);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int uiw_cm_event_fd(struct uiw_context *ctx)
+{
+	return ctx->cm_efd;
+}
+
+const char *uiw_event_str(enum uiw_cm_event_type ev)
+{
+	switch (ev) {
+	case UIW_CM_EVENT_CONNECT_REQUEST:
+		return "CONNECT_REQUEST";
+	case UIW_CM_EVENT_CONNECT_ERROR:
+		return "CONNECT_ERROR";
+	case UIW_CM_EVENT_UNREACHABLE:
+		return "UNREACHABLE";
+	case UIW_CM_EVENT_REJECTED:
+		return "REJECTED";
+	case UIW_CM_EVENT_ESTABLISHED:
+		return "ESTABLISHED";
+	case UIW_CM_EVENT_DISCONNECTED:
+		return "DISCONNECTED";
+	}
+	return "?";
+}
