@@ -18,7 +18,7 @@
  *    when they need the engine (a post to a connection while the engine
  *    waits in its ring, CM calls; receives posted to a connected QP do not);
  *  - the connection's deadlines (handshake, hold, drain, linger) bound the
- *    wait (io_uring_wait_cqe_timeout(), CLOCK_MONOTONIC).
+ *    wait (io_uring_submit_and_wait_timeout(), CLOCK_MONOTONIC).
  *
  * The context mutex is held while the thread runs the state machines and
  * released while it waits in the ring.  Teardown: an id's socket is closed
@@ -497,6 +497,47 @@ static void conn_perform(struct uiw_cm_id *id, uint64_t now, unsigned idle, uint
 		rx_start(id, &w);
 	if (w.deadline < *deadline)
 		*deadline = w.deadline;
+}
+
+/*
+ * (lock held, any thread) Send what @id's connection has queued from the
+ * calling thread (the application's, posting), instead of handing it to the
+ * engine's thread.  In the progress-thread mode every message cost two
+ * cross-thread hand-offs per side: the post kicked the thread, which sent;
+ * the thread reaped, which woke the application.  This removes the first.
+ * Only a small queue (UIW_SEND_NOW_MAX octets: no large copy into the
+ * socket under the context lock), with no send in flight, on an
+ * established connection, and with plain non-blocking syscalls: the ring
+ * belongs to the engine's thread.  Returns 1 when the engine's thread must
+ * still look at @id (a rest the socket did not take, a close).
+ */
+int engine_send_now(struct uiw_cm_id *id)
+{
+	struct uiw_conn_want w;
+	uint64_t now;
+	ssize_t r;
+
+	if (id->ctx->attr.mode == UIW_CTX_POLLED || id->state != UIW_ID_CONN || id->closing ||
+	    id->tx_busy || id->conn.state != UIW_CONN_UP)
+		return 1;
+	if (mpa_tx_pending_bytes(&id->conn.mpa) > UIW_SEND_NOW_MAX)
+		return 1;
+	now = engine_now_ns();
+	uiw_conn_want(&id->conn, now, UIW_CONN_TX_IDLE, &w);
+	if (w.close)
+		return 1;
+	if (w.shut_wr)
+		shutdown(id->fd, SHUT_WR);
+	if (!w.tx)
+		return w.shut_wr || id->conn.state != UIW_CONN_UP;
+	memset(&id->tx_msg, 0, sizeof(id->tx_msg));
+	id->tx_msg.msg_iov = w.tx;
+	id->tx_msg.msg_iovlen = (size_t)w.tx_n;
+	r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		r = 0; /* the engine's send waits for room */
+	uiw_conn_on_sent(&id->conn, now, r < 0 ? -errno : r);
+	return r <= 0 || mpa_tx_pending_bytes(&id->conn.mpa) || id->conn.state != UIW_CONN_UP;
 }
 
 /* Returns 1 when the engine freed @id (an id the application never saw). */

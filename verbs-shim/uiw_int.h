@@ -270,5 +270,9 @@ void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
 /* the engine's side of the CM: the id's I/O may start (listener, connect) */
 void engine_id_fresh(struct uiw_cm_id *id);
 void engine_id_gone(struct uiw_cm_id *id);
+/* (lock held, any thread) send @id's small queue now; 1: the engine must look */
+int engine_send_now(struct uiw_cm_id *id);
+/* the most queued octets engine_send_now() sends from the posting thread */
+#define UIW_SEND_NOW_MAX 16384
 
 #endif /* UIW_INT_H */

@@ -689,7 +689,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
 	struct uiw_engine *eng = NULL;
-	int ret = 0, kick = 0;
+	int ret = 0, kick = 0, sent = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (; wr; wr = wr->next) {
@@ -699,10 +699,14 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 		if (ret)
 			break;
 	}
-	/* Queue FPDUs now; the progress thread submits them. */
-	if (qp->id && qp->qp.mpa && qp->qp.state != RDMAP_QPS_IDLE && qp->id->state != UIW_ID_DEAD)
+	/* Queue FPDUs now; a small queue is sent from this thread
+	 * (engine_send_now()), the rest by the engine's thread. */
+	if (qp->id && qp->qp.mpa && qp->qp.state != RDMAP_QPS_IDLE && qp->id->state != UIW_ID_DEAD) {
 		rdmap_qp_progress(&qp->qp);
-	if (qp->id) {
+		if (!engine_send_now(qp->id))
+			sent = 1;
+	}
+	if (qp->id && !sent) {
 		engine_mark(qp->id); /* only this connection needs a look */
 		eng = qp->id->eng;
 		kick = engine_needs_kick(eng);
@@ -710,6 +714,8 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	pthread_mutex_unlock(&ctx->lock);
 	if (ret && bad_wr)
 		*bad_wr = wr;
+	if (sent)
+		return ret; /* nothing left for the engine */
 	if (!eng)
 		engine_wake(ctx);
 	else if (kick)

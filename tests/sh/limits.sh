@@ -9,8 +9,8 @@
 #      most 4 connection descriptors (the rest wait in the kernel);
 #   2. a close with unsent data: a peer that completes the handshake and
 #      never reads (zero window); 32 MiB of Sends queued, then
-#      uiw_disconnect(): DISCONNECTED within UIW_LINGER_NS (10 s) + slack;
-#      the same with the QP moved to error: within UIW_LINGER_ERR_NS (2 s)
+#      uiw_disconnect(): DISCONNECTED within UIW_CONN_CLOSE_NS (10 s) + slack;
+#      the same with the QP moved to error: within UIW_CONN_CLOSE_ERR_NS (2 s)
 #      + slack;
 #   3. ORD negotiated down to 0 (the peer's IRD is 0) with a Read posted
 #      before the connection: the Read completes with LOC_QP_OP_ERR and the
