@@ -82,10 +82,12 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \
              tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c tests/test_conn.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
-BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c bench/uiw-%.c,$(wildcard bench/*.c)))
-# installed tools: verbs-shim/tools/uiw-<name>.c and bench/uiw-<name>.c -> $(O)/bin/uiw-<name>
-TOOL_SRCS   := $(wildcard verbs-shim/tools/uiw-*.c bench/uiw-*.c)
-TOOL_NAMES  := $(basename $(notdir $(TOOL_SRCS))) uiw-run
+BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
+# installed tools: $(O)/bin/uiw-<name> is linked from tools/uiw-<name>.c (the
+# main; <name> has no '-') and the parts it was split into, tools/uiw-<name>-*.c
+TOOL_SRCS   := $(wildcard tools/uiw-*.c)
+TOOL_MAINS  := $(foreach f,$(TOOL_SRCS),$(if $(findstring -,$(f:tools/uiw-%.c=%)),,$(f)))
+TOOL_NAMES  := $(basename $(notdir $(TOOL_MAINS))) uiw-run
 # libuiw-rdma: rdma-core's libibverbs/librdmacm API over uiwarp, preloaded by
 # uiw-run (rdma-compat/uiw-run, a shell script); built against rdma-core's
 # installed headers, which libuiw itself never includes
@@ -362,15 +364,16 @@ $(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(BENCH_HELPERS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELPERS) $(LIB_A) $(LIBS_PRIVATE)
 
-$(O)/bin/%: $(O)/obj/verbs-shim/tools/%.o $(GEN_LIB) $(LIB_A)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE)
+# a tool's objects: its main and its parts (TOOL_SRCS); libraries only
+# some tools need come from TOOL_LIBS, set for that tool's binary
+$(foreach f,$(TOOL_MAINS),$(eval $(O)/bin/$(basename $(notdir $(f))): \
+	$(patsubst %.c,$(O)/obj/%.o,$(f) $(wildcard $(basename $(f))-*.c))))
+$(O)/bin/uiw-perf: TOOL_LIBS := -lm
 
-$(O)/bin/%: $(O)/obj/bench/%.o $(LIB_A)
+$(O)/bin/uiw-%: $(GEN_LIB) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE) -lm
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE) $(TOOL_LIBS)
 
 $(O)/tests/%: $(O)/obj/tests/progs/%.o $(LIB_A)
 	@mkdir -p $(dir $@)
