@@ -60,7 +60,7 @@ endif
 
 # libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Icommon -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
                 $(TIRPC_CFLAGS) -I$(O)/gen
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
@@ -70,7 +70,7 @@ CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=a
 LDFLAGS_ALL += -fsanitize=$(SAN)
 endif
 
-LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
+LIB_SRCS := common/crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
             rdmap/rdmap_term.c \
             verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
@@ -435,9 +435,9 @@ _bench: _build
 
 # libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(TIRPC_CFLAGS) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+               -D_GNU_SOURCE -Icommon -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(TIRPC_CFLAGS) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard common/*.h mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -luring -lcrypto -lpthread -ltirpc
