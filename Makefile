@@ -60,8 +60,30 @@ endif
 
 # libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Icommon -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
-                $(TIRPC_CFLAGS) -I$(O)/gen
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\"
+
+# Include paths by folder: the layers, bottom up, are common < mpa < ddp <
+# rdmap < verbs-shim < rpcrdma < tools (rdma-compat sits on verbs-shim), and
+# a source sees its own folder and the folders below it only, so an #include
+# of a layer above does not compile.  tests/ (with progs/ and fuzz/) and
+# bench/ see everything.  The folder is the source's directory if it has
+# an INC_ of its own, else its top-level folder.  tests/sh/layers.sh checks
+# the same on the #include lines themselves (headers too).
+INC_common      := -Icommon
+INC_mpa         := $(INC_common) -Impa
+INC_ddp         := $(INC_mpa) -Iddp
+INC_rdmap       := $(INC_ddp) -Irdmap
+INC_verbs-shim  := $(INC_rdmap) -Iverbs-shim
+INC_rdma-compat := $(INC_verbs-shim) -Irdma-compat
+INC_rpcrdma     := $(INC_verbs-shim) -Irpcrdma $(TIRPC_CFLAGS)
+# the example service: a program on rpcrdma/ with its rpcgen header
+INC_rpcrdma/examples = $(INC_rpcrdma) -I$(GEN)
+INC_tools        = $(INC_rpcrdma) -Itools -I$(GEN)
+INC_tests        = $(INC_tools) -Itests
+INC_bench        = $(INC_tests) -Ibench
+# $(call inc_of,SOURCE)
+inc_of = $(or $(INC_$(patsubst %/,%,$(dir $(1)))),$(INC_$(firstword $(subst /, ,$(1)))),\
+	$(error $(1): its folder has no include path (INC_<folder> in the Makefile)))
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 LIBS_PRIVATE := -luring -lcrypto -lpthread -ltirpc
@@ -299,7 +321,7 @@ $(O)/examples/bulk_client: $(O)/obj/rpcrdma/examples/bulk_client.o $(GEN_LIB) $(
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(call inc_of,$<) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -433,9 +455,11 @@ _bench: _build
 	$(Q)$(O)/bench/uiw-bench-rdmap_loop
 	$(Q)UIW_BIN=$(O)/bin python3 bench/compare --update-docs $(COMPARE_ARGS)
 
-# libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
+# libFuzzer targets: clang, ASan + UBSan, the library sources compiled in
+# (in one command, so with the include paths of tests/: the layering is
+# enforced by the regular build of the same sources).
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -Icommon -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(TIRPC_CFLAGS) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+               -D_GNU_SOURCE $(INC_rpcrdma) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard common/*.h mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
 	@mkdir -p build-fuzz
