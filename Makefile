@@ -58,7 +58,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-# libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
+# libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/)
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
 CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\"
 

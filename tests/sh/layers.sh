@@ -9,6 +9,8 @@
 # compile); this test says the same about every #include "..." line of
 # every tracked source and header, headers a folder's own sources never
 # include among them, and names the offending line.  Also checked:
+#   - rpcrdma/'s sans-I/O codec (rpcrdma.h, rpcrdma_*) includes neither
+#     its libtirpc transports (rpc_*) nor verbs-shim/ nor I/O headers;
 #   - the Makefile gives one source of each layer exactly the -I of the
 #     layers it may see (make -n);
 #   - the checker itself reports a planted upward include.
@@ -90,7 +92,32 @@ else
 	pass "no source or header of a layer includes a layer above it"
 fi
 
-# 2. the checker finds a planted upward include
+# 2. inside rpcrdma/, the codec (rpcrdma.h, rpcrdma_*.[ch]) is sans-I/O:
+# it includes common/ and itself only, never the libtirpc transports
+# (rpc_*.h) or the verbs, and no header of threads, sockets or io_uring
+F0=$FAILS
+for f in $(cd "$TOP" && git ls-files 'rpcrdma/rpcrdma*.[ch]'); do
+	grep -n '^[[:space:]]*#[[:space:]]*include' "$TOP/$f" | while IFS= read -r line; do
+		n=${line%%:*}
+		case $line in
+		*'"'*)
+			inc=$(echo "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
+			at=$(where "$f" "$TOP" "$inc")
+			case $at:$(basename "$inc") in
+			common:* | rpcrdma:rpcrdma*.h) ;;
+			*) echo "$f:$n: the sans-I/O codec includes \"$inc\" ($at/)" ;;
+			esac
+			;;
+		*'<liburing.h>'* | *'<pthread.h>'* | *'<sys/socket.h>'* | *'<poll.h>'* | *'<sys/epoll.h>'* | *'<unistd.h>'*)
+			echo "$f:$n: the sans-I/O codec includes an I/O header: ${line#*:}"
+			;;
+		esac
+	done
+done >"$TMP/codec"
+while IFS= read -r l; do fail "$l"; done <"$TMP/codec"
+[ "$FAILS" = "$F0" ] && pass "rpcrdma/'s codec (rpcrdma*) includes neither the transports nor I/O headers"
+
+# 3. the checker finds a planted upward include
 mkdir -p "$TMP/t/mpa" "$TMP/t/rdmap"
 printf '#include "rdmap.h"\n' >"$TMP/t/mpa/bad.c"
 printf '/* empty */\n' >"$TMP/t/rdmap/rdmap.h"
@@ -100,7 +127,7 @@ else
 	fail "the checker missed a planted mpa/ -> rdmap/ include"
 fi
 
-# 3. the Makefile's include paths: one source per layer, compiled with -I
+# 4. the Makefile's include paths: one source per layer, compiled with -I
 # of exactly the layers it may see (and nothing of tests/ or bench/)
 if command -v make >/dev/null 2>&1; then
 	F0=$FAILS
