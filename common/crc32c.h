@@ -78,8 +78,9 @@ const char *crc32c_impl_name(enum crc32c_impl impl);
 /**
  * crc32c_shift() - the register after feeding @len zero bytes to
  * @state, computed in O(log len) (GF(2) multiply by x^(8*len) mod P).
- * Used to combine CRCs of pieces computed independently:
- * crc(A||B) register = shift(crc(A), |B|) ^ crc_from_zero(B).
+ * Used to combine CRCs of pieces computed independently; with reg(s, X)
+ * the register after feeding X to state s:
+ * reg(s, A||B) = crc32c_shift(reg(s, A), |B|) ^ reg(0, B).
  */
 uint32_t crc32c_shift(uint32_t state, uint64_t len);
 

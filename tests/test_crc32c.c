@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CRC32C (mpa/crc32c.h): the known answers of RFC 3720 B.4 for every
+ * CRC32C (common/crc32c.h): the known answers of RFC 3720 B.4 for every
  * implementation, agreement of all implementations with an independent
  * bit-at-a-time reference at every length and alignment that matters to the
  * SSE4.2 block structure, streaming in pieces and over iovecs, the
