@@ -58,10 +58,32 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-# libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/rpc_*.c)
+# libtirpc: ONC RPC's CLIENT/SVCXPRT and XDR for the RPC layer (rpcrdma/)
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc 2>/dev/null || echo -I/usr/include/tirpc)
-CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\" -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma -Itests \
-                $(TIRPC_CFLAGS) -I$(O)/gen
+CPPFLAGS_ALL := -D_GNU_SOURCE -DUIW_VERSION=\"$(VERSION)\"
+
+# Include paths by folder: the layers, bottom up, are common < mpa < ddp <
+# rdmap < verbs-shim < rpcrdma < tools (rdma-compat sits on verbs-shim), and
+# a source sees its own folder and the folders below it only, so an #include
+# of a layer above does not compile.  tests/ (with progs/ and fuzz/) and
+# bench/ see everything.  The folder is the source's directory if it has
+# an INC_ of its own, else its top-level folder.  tests/sh/layers.sh checks
+# the same on the #include lines themselves (headers too).
+INC_common      := -Icommon
+INC_mpa         := $(INC_common) -Impa
+INC_ddp         := $(INC_mpa) -Iddp
+INC_rdmap       := $(INC_ddp) -Irdmap
+INC_verbs-shim  := $(INC_rdmap) -Iverbs-shim
+INC_rdma-compat := $(INC_verbs-shim) -Irdma-compat
+INC_rpcrdma     := $(INC_verbs-shim) -Irpcrdma $(TIRPC_CFLAGS)
+# the example service: a program on rpcrdma/ with its rpcgen header
+INC_rpcrdma/examples = $(INC_rpcrdma) -I$(GEN)
+INC_tools        = $(INC_rpcrdma) -Itools -I$(GEN)
+INC_tests        = $(INC_tools) -Itests
+INC_bench        = $(INC_tests) -Ibench
+# $(call inc_of,SOURCE)
+inc_of = $(or $(INC_$(patsubst %/,%,$(dir $(1)))),$(INC_$(firstword $(subst /, ,$(1)))),\
+	$(error $(1): its folder has no include path (INC_<folder> in the Makefile)))
 CFLAGS_ALL   := -std=gnu11 -O2 -g -fPIC $(WARN) $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 LIBS_PRIVATE := -luring -lcrypto -lpthread -ltirpc
@@ -70,7 +92,7 @@ CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=a
 LDFLAGS_ALL += -fsanitize=$(SAN)
 endif
 
-LIB_SRCS := mpa/mpa_crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
+LIB_SRCS := common/crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
             rdmap/rdmap_term.c \
             verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
@@ -82,10 +104,12 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \
              tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c tests/test_conn.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
-BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c bench/uiw-%.c,$(wildcard bench/*.c)))
-# installed tools: verbs-shim/tools/uiw-<name>.c and bench/uiw-<name>.c -> $(O)/bin/uiw-<name>
-TOOL_SRCS   := $(wildcard verbs-shim/tools/uiw-*.c bench/uiw-*.c)
-TOOL_NAMES  := $(basename $(notdir $(TOOL_SRCS))) uiw-run
+BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
+# installed tools: $(O)/bin/uiw-<name> is linked from tools/uiw-<name>.c (the
+# main; <name> has no '-') and the parts it was split into, tools/uiw-<name>-*.c
+TOOL_SRCS   := $(wildcard tools/uiw-*.c)
+TOOL_MAINS  := $(foreach f,$(TOOL_SRCS),$(if $(findstring -,$(f:tools/uiw-%.c=%)),,$(f)))
+TOOL_NAMES  := $(basename $(notdir $(TOOL_MAINS))) uiw-run
 # libuiw-rdma: rdma-core's libibverbs/librdmacm API over uiwarp, preloaded by
 # uiw-run (rdma-compat/uiw-run, a shell script); built against rdma-core's
 # installed headers, which libuiw itself never includes
@@ -297,7 +321,7 @@ $(O)/examples/bulk_client: $(O)/obj/rpcrdma/examples/bulk_client.o $(GEN_LIB) $(
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(call inc_of,$<) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -362,15 +386,16 @@ $(O)/bench/uiw-bench-%: $(O)/obj/bench/%.o $(BENCH_HELPERS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELPERS) $(LIB_A) $(LIBS_PRIVATE)
 
-$(O)/bin/%: $(O)/obj/verbs-shim/tools/%.o $(GEN_LIB) $(LIB_A)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE)
+# a tool's objects: its main and its parts (TOOL_SRCS); libraries only
+# some tools need come from TOOL_LIBS, set for that tool's binary
+$(foreach f,$(TOOL_MAINS),$(eval $(O)/bin/$(basename $(notdir $(f))): \
+	$(patsubst %.c,$(O)/obj/%.o,$(f) $(wildcard $(basename $(f))-*.c))))
+$(O)/bin/uiw-perf: TOOL_LIBS := -lm
 
-$(O)/bin/%: $(O)/obj/bench/%.o $(LIB_A)
+$(O)/bin/uiw-%: $(GEN_LIB) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIB_A) $(LIBS_PRIVATE) -lm
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(GEN_LIB) $(LIB_A) $(LIBS_PRIVATE) $(TOOL_LIBS)
 
 $(O)/tests/%: $(O)/obj/tests/progs/%.o $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -430,11 +455,13 @@ _bench: _build
 	$(Q)$(O)/bench/uiw-bench-rdmap_loop
 	$(Q)UIW_BIN=$(O)/bin python3 bench/compare --update-docs $(COMPARE_ARGS)
 
-# libFuzzer targets: clang, ASan + UBSan, the library sources compiled in.
+# libFuzzer targets: clang, ASan + UBSan, the library sources compiled in
+# (in one command, so with the include paths of tests/: the layering is
+# enforced by the regular build of the same sources).
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -Impa -Iddp -Irdmap -Iverbs-shim -Irpcrdma $(TIRPC_CFLAGS) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
+               -D_GNU_SOURCE $(INC_rpcrdma) $(if $(HAVE_ISAL),-DUIW_HAVE_ISAL)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(FUZZ_HELPERS) $(wildcard common/*.h mpa/*.h ddp/*.h rdmap/*.h rpcrdma/*.h tests/*.h)
 	@mkdir -p build-fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests -o $@ $< $(LIB_SRCS) $(FUZZ_HELPERS) $(if $(HAVE_ISAL),-lisal) -luring -lcrypto -lpthread -ltirpc

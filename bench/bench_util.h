@@ -2,8 +2,8 @@
 /*
  * Shared helpers of the uiwarp benchmarks: a monotonic clock, a timing loop
  * that reports the best of several runs, the memcpy baseline every figure is
- * quoted against (DESIGN.md §5: a figure comes with its baseline measured in
- * the same run, as a ratio), and the options every benchmark takes.
+ * quoted against (docs/PERFORMANCE.md: a figure comes with its baseline
+ * measured in the same run, as a ratio), and the options every benchmark takes.
  *
  * Throughput is in GB/s of 10^9 octets, on one thread (hence "per core").
  */

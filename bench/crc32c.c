@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CRC32C throughput of every built-in implementation (table, sse42, isal)
- * and of the selected one through mpa_crc32c_update() (the path MPA uses,
+ * and of the selected one through crc32c_update() (the path MPA uses,
  * dispatch included), per buffer size, beside memcpy of the same octets
  * measured in the same run.  One thread; the buffer stays in cache, so this
  * is the compute cost the MPA layer pays per octet, not memory bandwidth.
@@ -19,8 +19,8 @@
 #include "crc32c.h"
 
 /* Columns: the implementations by enum value, then the selected one. */
-#define COL_SELECTED MPA_CRC32C_NIMPL
-#define NCOL	     (MPA_CRC32C_NIMPL + 1)
+#define COL_SELECTED CRC32C_NIMPL
+#define NCOL	     (CRC32C_NIMPL + 1)
 
 static const size_t default_sizes[] = {64,	  256,	     1024,	 4096,
 				       16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024};
@@ -40,10 +40,9 @@ static void crc_once(void *arg)
 	/* Each call starts from the initial state, as each FPDU does, so that
 	 * consecutive calls do not form one long dependency chain. */
 	if (c->col == COL_SELECTED)
-		s = mpa_crc32c_update(mpa_crc32c_init(), c->buf, c->len);
+		s = crc32c_update(crc32c_init(), c->buf, c->len);
 	else
-		s = mpa_crc32c_update_with((enum mpa_crc32c_impl)c->col, mpa_crc32c_init(), c->buf,
-					   c->len);
+		s = crc32c_update_with((enum crc32c_impl)c->col, crc32c_init(), c->buf, c->len);
 	c->sink ^= s;
 }
 
@@ -60,14 +59,14 @@ static void usage(FILE *f)
 static void col_name(char *buf, size_t cap, int col)
 {
 	if (col == COL_SELECTED)
-		snprintf(buf, cap, "sel:%s", mpa_crc32c_impl_name(mpa_crc32c_selected()));
+		snprintf(buf, cap, "sel:%s", crc32c_impl_name(crc32c_selected()));
 	else
-		snprintf(buf, cap, "%s", mpa_crc32c_impl_name((enum mpa_crc32c_impl)col));
+		snprintf(buf, cap, "%s", crc32c_impl_name((enum crc32c_impl)col));
 }
 
 static int col_available(int col)
 {
-	return col == COL_SELECTED || mpa_crc32c_available((enum mpa_crc32c_impl)col);
+	return col == COL_SELECTED || crc32c_available((enum crc32c_impl)col);
 }
 
 static void print_ratio(double num, double den)
@@ -92,13 +91,13 @@ int main(int argc, char **argv)
 	} * rows;
 	char name[32], sz[32];
 	uint32_t check = 0;
-	int have_isal = mpa_crc32c_available(MPA_CRC32C_ISAL);
+	int have_isal = crc32c_available(CRC32C_ISAL);
 
 	for (int i = 1; i < argc; i++) {
 		int r;
 
 		if (strcmp(argv[i], "--selected") == 0) {
-			printf("%s\n", mpa_crc32c_impl_name(mpa_crc32c_selected()));
+			printf("%s\n", crc32c_impl_name(crc32c_selected()));
 			return 0;
 		}
 		r = bench_arg_common(&a, argc, argv, &i);
@@ -154,7 +153,7 @@ int main(int argc, char **argv)
 	printf("uiwarp CRC32C: GB/s per core (1 thread, 1 GB = 10^9 octets), best of %u runs of "
 	       ">= %u ms,\ncache-warm buffer; memcpy of the same octets measured alongside as the "
 	       "baseline.\nselected implementation: %s%s\n\n",
-	       t.runs, t.run_ms, mpa_crc32c_impl_name(mpa_crc32c_selected()),
+	       t.runs, t.run_ms, crc32c_impl_name(crc32c_selected()),
 	       a.quick ? " (--quick: indicative only)" : "");
 	printf("%9s %9s", "size", "memcpy");
 	for (int col = 0; col < NCOL; col++) {
@@ -201,7 +200,7 @@ int main(int argc, char **argv)
 		printf("\nratio to ISA-L crc32_iscsi (1.00: as fast as ISA-L)\n");
 		printf("%9s", "size");
 		for (int col = 0; col < NCOL; col++) {
-			if (col == MPA_CRC32C_ISAL)
+			if (col == CRC32C_ISAL)
 				continue;
 			col_name(name, sizeof(name), col);
 			printf(" %9s", name);
@@ -210,8 +209,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nsizes; i++) {
 			printf("%9s", bench_fmt_size(sz, sizeof(sz), sizes[i]));
 			for (int col = 0; col < NCOL; col++)
-				if (col != MPA_CRC32C_ISAL)
-					print_ratio(rows[i].col[col], rows[i].col[MPA_CRC32C_ISAL]);
+				if (col != CRC32C_ISAL)
+					print_ratio(rows[i].col[col], rows[i].col[CRC32C_ISAL]);
 			printf("\n");
 		}
 	} else {

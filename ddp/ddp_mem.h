@@ -99,7 +99,7 @@ enum ddp_stag_err {
 int ddp_mem_init(struct ddp_mem *m, uint32_t max);
 void ddp_mem_destroy(struct ddp_mem *m);
 
-/** ddp_pd_alloc() - a fresh protection domain (handle unique in @m). */
+/** ddp_pd_init() - a fresh protection domain (handle unique in @m). */
 void ddp_pd_init(struct ddp_mem *m, struct ddp_pd *pd);
 
 /**

@@ -49,7 +49,7 @@ static void rx_fpdu_reset(struct mpa_conn *c, struct mpa_rx_state *st)
 static void crc_flush(struct mpa_conn *c)
 {
 	if (c->rx_crc_n) {
-		c->rx_crc = mpa_crc32c_update(c->rx_crc, c->rx_crc_p, c->rx_crc_n);
+		c->rx_crc = crc32c_update(c->rx_crc, c->rx_crc_p, c->rx_crc_n);
 		c->rx_crc_n = 0;
 	}
 }
@@ -75,7 +75,7 @@ void mpa_rx_full_init(struct mpa_conn *c)
 	memset(&c->rx, 0, sizeof(c->rx));
 	c->rx.next_marker = 0; /* RFC 5044 §4.3: a marker precedes the first FPDU */
 	rx_fpdu_reset(c, &c->rx);
-	c->rx_crc = mpa_crc32c_init();
+	c->rx_crc = crc32c_init();
 	c->rx_crc_n = 0;
 	c->rx_fpdus = 0;
 }
@@ -236,7 +236,7 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	 * the receiver MUST treat the FPDU as an invalid FPDU."  The field is
 	 * sent least significant octet first (RFC 5044 Figure 5). */
 	crc_flush(c);
-	if (c->crc_on && mpa_crc32c_final(c->rx_crc) != get_le32(c->rx_tail + st->pad))
+	if (c->crc_on && crc32c_final(c->rx_crc) != get_le32(c->rx_tail + st->pad))
 		return mpa_fail(c, MPA_ECODE_CRC, -EPROTO);
 	/* §8 code 3: "In the event that the CRC is valid, received MPA Marker
 	 * (if enabled) and ULPDU Length fields do not agree on the start of an
@@ -254,7 +254,7 @@ static int rx_fpdu_done(struct mpa_conn *c, struct mpa_rx_state *st)
 	if (c->rx_fpdus++ == 0 && c->cfg.role == MPA_ROLE_RESPONDER)
 		c->deadline = UINT64_MAX; /* RTR (or first FPDU) arrived */
 	rx_fpdu_reset(c, st);
-	c->rx_crc = mpa_crc32c_init();
+	c->rx_crc = crc32c_init();
 	return 0;
 }
 

@@ -175,10 +175,10 @@ int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struc
 	/* "When sending an FPDU, the sender MUST include a CRC field"; when
 	 * CRCs are off it "may contain any value": we send zero, as siw does. */
 	if (c->crc_on) {
-		uint32_t crc = mpa_crc32c_update_iov(mpa_crc32c_init(), s->iov, (int)s->niov,
-						     s->len - MPA_CRC_LEN);
+		uint32_t crc = crc32c_update_iov(crc32c_init(), s->iov, (int)s->niov,
+						 s->len - MPA_CRC_LEN);
 
-		put_le32(s->tail + pad, mpa_crc32c_final(crc));
+		put_le32(s->tail + pad, crc32c_final(crc));
 	}
 	c->tx_pos = b.pos;
 	c->tx_count++;

@@ -371,7 +371,7 @@ size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf);
  */
 int rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t);
 
-/** rdmap_term_str() - "layer/etype/ecode: description". */
+/** rdmap_term_name() - the description of the TERMINATE triple (static). */
 const char *rdmap_term_name(uint8_t layer, uint8_t etype, uint8_t ecode);
 
 const char *rdmap_qp_state_name(enum rdmap_qp_state s);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rpc_rdma_int.h - shared by the ONC RPC client (rpc_rdma.c) and server
+ * rpc_rdma_int.h - shared by the ONC RPC client (rpc_clnt_rdma.c) and server
  * (rpc_svc_rdma.c) over RPC-over-RDMA version 1.  Internal to libuiw.
  */
 #ifndef UIW_RPC_RDMA_INT_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "rpc_rdma.h"
-#include "rpc_xdr.h"
+#include "rpcrdma_xdr.h"
 #include "rpcrdma.h"
 #include "uiw_verbs.h"
 

@@ -143,7 +143,7 @@ struct sreq {
 	uint32_t rpc_xid; /* the RPC header's (the reply must carry it) */
 	const uint8_t *call; /* the unreduced call */
 	uint32_t call_len;
-	struct rpc_xdr dec;
+	struct rpcrdma_xdr dec;
 	int replied;
 };
 
@@ -1168,7 +1168,7 @@ static bool_t x_recv(SVCXPRT *x, struct rpc_msg *msg)
 		}
 	}
 	sv->more = 1; /* there may be another: svc_getreq_common() asks again */
-	rpc_xdr_decode_init(&r->dec, r->call, r->call_len, NULL, 0);
+	rpcrdma_xdr_decode_init(&r->dec, r->call, r->call_len, NULL, 0);
 	if (!xdr_callmsg(&r->dec.x, msg)) {
 		/* not an RPC call: drop it, keep the receive */
 		post_rx(r->cn, r->slot);
@@ -1232,7 +1232,7 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 	struct rpcrdma_hdr h;
 	struct rpcrdma_chunk wret, rret;
 	struct rpcrdma_seg wsegs[RR_MAX_CHUNK_SEGS], rsegs[RR_MAX_CHUNK_SEGS];
-	struct rpc_xdr s;
+	struct rpcrdma_xdr s;
 	size_t need, ioff = 0;
 	ssize_t hl;
 	int t, form, divert, wrs = 1, posted;
@@ -1260,12 +1260,12 @@ static bool_t x_reply(SVCXPRT *x, struct rpc_msg *msg)
 		{ fl = __LINE__; goto fail; }
 	/* one DDP-eligible result into the first Write chunk, if offered */
 	divert = r->h.nwrite > 0 && r->h.write[0].nsegs > 0;
-	rpc_xdr_encode_init(&s, rb->p, (u_int)rb->cap, divert ? sv->o.ddp_threshold : 0, divert ? 1 : 0);
+	rpcrdma_xdr_encode_init(&s, rb->p, (u_int)rb->cap, divert ? sv->o.ddp_threshold : 0, divert ? 1 : 0);
 	if (!xdr_replymsg(&s.x, msg))
 		{ fl = __LINE__; goto fail; }
 	if (s.nitems && s.items[0].len > rpcrdma_chunk_len(&r->h.write[0])) {
 		/* does not fit the chunk: inline after all */
-		rpc_xdr_encode_init(&s, rb->p, (u_int)rb->cap, 0, 0);
+		rpcrdma_xdr_encode_init(&s, rb->p, (u_int)rb->cap, 0, 0);
 		if (!xdr_replymsg(&s.x, msg))
 			{ fl = __LINE__; goto fail; }
 	}

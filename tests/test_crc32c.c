@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CRC32C (mpa/crc32c.h): the known answers of RFC 3720 B.4 for every
+ * CRC32C (common/crc32c.h): the known answers of RFC 3720 B.4 for every
  * implementation, agreement of all implementations with an independent
  * bit-at-a-time reference at every length and alignment that matters to the
  * SSE4.2 block structure, streaming in pieces and over iovecs, the
@@ -32,8 +32,8 @@ extern char **environ;
 
 /*
  * The reference: one bit at a time, straight from the definition, sharing
- * no table or code with mpa_crc32c.c.  It works on the raw register, as
- * mpa_crc32c_update() does.
+ * no table or code with crc32c.c.  It works on the raw register, as
+ * crc32c_update() does.
  */
 static uint32_t ref_update(uint32_t reg, const uint8_t *p, size_t len)
 {
@@ -45,14 +45,14 @@ static uint32_t ref_update(uint32_t reg, const uint8_t *p, size_t len)
 	return reg;
 }
 
-static uint32_t with(enum mpa_crc32c_impl impl, const void *buf, size_t len)
+static uint32_t with(enum crc32c_impl impl, const void *buf, size_t len)
 {
-	return mpa_crc32c_final(mpa_crc32c_update_with(impl, mpa_crc32c_init(), buf, len));
+	return crc32c_final(crc32c_update_with(impl, crc32c_init(), buf, len));
 }
 
 static const char *iname(int impl)
 {
-	return mpa_crc32c_impl_name((enum mpa_crc32c_impl)impl);
+	return crc32c_impl_name((enum crc32c_impl)impl);
 }
 
 /*
@@ -60,13 +60,13 @@ static const char *iname(int impl)
  * else the SSE4.2 path when the CPU has it, else the table (crc32c.h:
  * "the best available one").
  */
-static enum mpa_crc32c_impl auto_choice(void)
+static enum crc32c_impl auto_choice(void)
 {
-	if (mpa_crc32c_available(MPA_CRC32C_ISAL))
-		return MPA_CRC32C_ISAL;
-	if (mpa_crc32c_available(MPA_CRC32C_SSE42))
-		return MPA_CRC32C_SSE42;
-	return MPA_CRC32C_TABLE;
+	if (crc32c_available(CRC32C_ISAL))
+		return CRC32C_ISAL;
+	if (crc32c_available(CRC32C_SSE42))
+		return CRC32C_SSE42;
+	return CRC32C_TABLE;
 }
 
 /* Known answers: RFC 3720 B.4 (iSCSI), which RFC 5044 §4.4 refers to. */
@@ -125,24 +125,23 @@ static const uint8_t *place(void **base, const uint8_t *src, size_t len, unsigne
 START_TEST(impl_availability)
 {
 	/* The table is portable; the others follow the build and the CPU. */
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_TABLE), 1);
+	ck_assert_int_eq(crc32c_available(CRC32C_TABLE), 1);
 #if defined(__x86_64__)
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_SSE42),
-			 __builtin_cpu_supports("sse4.2") ? 1 : 0);
+	ck_assert_int_eq(crc32c_available(CRC32C_SSE42), __builtin_cpu_supports("sse4.2") ? 1 : 0);
 #else
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_SSE42), 0);
+	ck_assert_int_eq(crc32c_available(CRC32C_SSE42), 0);
 #endif
 #ifdef UIW_HAVE_ISAL
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_ISAL), 1);
+	ck_assert_int_eq(crc32c_available(CRC32C_ISAL), 1);
 #else
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_ISAL), 0);
+	ck_assert_int_eq(crc32c_available(CRC32C_ISAL), 0);
 #endif
-	ck_assert_int_eq(mpa_crc32c_available(MPA_CRC32C_NIMPL), 0);
-	ck_assert_int_eq(mpa_crc32c_available((enum mpa_crc32c_impl)77), 0);
-	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_TABLE), "table");
-	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_SSE42), "sse42");
-	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_ISAL), "isal");
-	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_NIMPL), "unknown");
+	ck_assert_int_eq(crc32c_available(CRC32C_NIMPL), 0);
+	ck_assert_int_eq(crc32c_available((enum crc32c_impl)77), 0);
+	ck_assert_str_eq(crc32c_impl_name(CRC32C_TABLE), "table");
+	ck_assert_str_eq(crc32c_impl_name(CRC32C_SSE42), "sse42");
+	ck_assert_str_eq(crc32c_impl_name(CRC32C_ISAL), "isal");
+	ck_assert_str_eq(crc32c_impl_name(CRC32C_NIMPL), "unknown");
 }
 END_TEST
 
@@ -161,23 +160,22 @@ END_TEST
 /* Loop test: _i is the implementation. */
 START_TEST(kat_impl)
 {
-	enum mpa_crc32c_impl impl = (enum mpa_crc32c_impl)_i;
+	enum crc32c_impl impl = (enum crc32c_impl)_i;
 	struct kat k[NKAT];
 
-	if (!mpa_crc32c_available(impl))
+	if (!crc32c_available(impl))
 		return;
 	kat_build(k);
 	for (int i = 0; i < NKAT; i++) {
-		uint32_t s = mpa_crc32c_init();
+		uint32_t s = crc32c_init();
 
 		ck_assert_msg(with(impl, k[i].data, k[i].len) == k[i].crc,
 			      "%s: %s: got 0x%08x want 0x%08x", iname(_i), k[i].name,
 			      with(impl, k[i].data, k[i].len), k[i].crc);
 		/* the same, one octet per call */
 		for (size_t j = 0; j < k[i].len; j++)
-			s = mpa_crc32c_update_with(impl, s, k[i].data + j, 1);
-		ck_assert_msg(mpa_crc32c_final(s) == k[i].crc, "%s bytewise: %s", iname(_i),
-			      k[i].name);
+			s = crc32c_update_with(impl, s, k[i].data + j, 1);
+		ck_assert_msg(crc32c_final(s) == k[i].crc, "%s bytewise: %s", iname(_i), k[i].name);
 	}
 }
 END_TEST
@@ -188,15 +186,15 @@ START_TEST(kat_selected)
 
 	kat_build(k);
 	for (int i = 0; i < NKAT; i++) {
-		ck_assert_msg(mpa_crc32c(k[i].data, k[i].len) == k[i].crc,
+		ck_assert_msg(crc32c(k[i].data, k[i].len) == k[i].crc,
 			      "selected (%s): %s: got 0x%08x want 0x%08x",
-			      mpa_crc32c_impl_name(mpa_crc32c_selected()), k[i].name,
-			      mpa_crc32c(k[i].data, k[i].len), k[i].crc);
-		ck_assert(mpa_crc32c_final(mpa_crc32c_update(mpa_crc32c_init(), k[i].data,
-							     k[i].len)) == k[i].crc);
+			      crc32c_impl_name(crc32c_selected()), k[i].name,
+			      crc32c(k[i].data, k[i].len), k[i].crc);
+		ck_assert(crc32c_final(crc32c_update(crc32c_init(), k[i].data, k[i].len)) ==
+			  k[i].crc);
 	}
 	/* A NULL buffer of length 0 is an empty message, not a crash. */
-	ck_assert_uint_eq(mpa_crc32c(NULL, 0), 0);
+	ck_assert_uint_eq(crc32c(NULL, 0), 0);
 }
 END_TEST
 
@@ -221,7 +219,7 @@ START_TEST(agree_small)
 		uint32_t s0 = (uint32_t)tu_rand(&rnd);
 
 		if (align == 0)
-			s0 = mpa_crc32c_init();
+			s0 = crc32c_init();
 		else if (align == 1)
 			s0 = 0;
 
@@ -232,13 +230,12 @@ START_TEST(agree_small)
 			void *base;
 			const uint8_t *p = place(&base, src, len, align);
 
-			for (int impl = 0; impl < MPA_CRC32C_NIMPL; impl++) {
+			for (int impl = 0; impl < CRC32C_NIMPL; impl++) {
 				uint32_t got;
 
-				if (!mpa_crc32c_available((enum mpa_crc32c_impl)impl))
+				if (!crc32c_available((enum crc32c_impl)impl))
 					continue;
-				got = mpa_crc32c_update_with((enum mpa_crc32c_impl)impl, s0, p,
-							     len);
+				got = crc32c_update_with((enum crc32c_impl)impl, s0, p, len);
 				if (got != ref[len]) {
 					free(base);
 					ck_abort_msg("%s: len %zu align %u state 0x%08x: got "
@@ -304,7 +301,7 @@ START_TEST(agree_large)
 	ck_assert_uint_eq(lens[nlens - 1], LARGE_MAX);
 	tu_rand_fill(&rnd, src, LARGE_MAX);
 	for (size_t a = 0; a < sizeof(aligns) / sizeof(aligns[0]); a++) {
-		uint32_t s0 = a == 0 ? mpa_crc32c_init() : (uint32_t)tu_rand(&rnd);
+		uint32_t s0 = a == 0 ? crc32c_init() : (uint32_t)tu_rand(&rnd);
 		uint32_t ref = s0;
 		size_t done = 0;
 
@@ -317,13 +314,12 @@ START_TEST(agree_large)
 			ref = ref_update(ref, src + done, len - done);
 			done = len;
 			p = place(&base, src, len, aligns[a]);
-			for (int impl = 0; impl < MPA_CRC32C_NIMPL; impl++) {
+			for (int impl = 0; impl < CRC32C_NIMPL; impl++) {
 				uint32_t got;
 
-				if (!mpa_crc32c_available((enum mpa_crc32c_impl)impl))
+				if (!crc32c_available((enum crc32c_impl)impl))
 					continue;
-				got = mpa_crc32c_update_with((enum mpa_crc32c_impl)impl, s0, p,
-							     len);
+				got = crc32c_update_with((enum crc32c_impl)impl, s0, p, len);
 				if (got != ref) {
 					free(base);
 					ck_abort_msg("%s: len %zu align %u: got 0x%08x want 0x%08x",
@@ -332,7 +328,7 @@ START_TEST(agree_large)
 			}
 			/* and the selected one, through the one-shot entry */
 			if (a == 0)
-				ck_assert_msg(mpa_crc32c(p, len) == ~ref, "selected: len %zu", len);
+				ck_assert_msg(crc32c(p, len) == ~ref, "selected: len %zu", len);
 			free(base);
 		}
 	}
@@ -355,33 +351,33 @@ START_TEST(stream_pieces)
 {
 	uint64_t rnd = tu_seed() ^ 0x57;
 	uint8_t *buf = malloc(STREAM_MAX);
-	int sel = _i == MPA_CRC32C_NIMPL;
+	int sel = _i == CRC32C_NIMPL;
 
 	ck_assert_ptr_nonnull(buf);
-	if (!sel && !mpa_crc32c_available((enum mpa_crc32c_impl)_i)) {
+	if (!sel && !crc32c_available((enum crc32c_impl)_i)) {
 		free(buf);
 		return;
 	}
 	for (int round = 0; round < 200; round++) {
 		size_t len = (size_t)(tu_rand(&rnd) % (STREAM_MAX + 1));
-		uint32_t want, s = mpa_crc32c_init();
+		uint32_t want, s = crc32c_init();
 		size_t off = 0;
 		int pieces = 0;
 
 		if (round < 4)
 			len = (size_t[]){0, 1, 12288 + 768 + 5, STREAM_MAX}[round];
 		tu_rand_fill(&rnd, buf, len);
-		want = mpa_crc32c_final(ref_update(mpa_crc32c_init(), buf, len));
-		ck_assert_uint_eq(mpa_crc32c(buf, len), want);
+		want = crc32c_final(ref_update(crc32c_init(), buf, len));
+		ck_assert_uint_eq(crc32c(buf, len), want);
 		while (off < len || pieces == 0) {
 			size_t n = piece_len(&rnd, len - off);
 
-			s = sel ? mpa_crc32c_update(s, buf + off, n)
-				: mpa_crc32c_update_with((enum mpa_crc32c_impl)_i, s, buf + off, n);
+			s = sel ? crc32c_update(s, buf + off, n)
+				: crc32c_update_with((enum crc32c_impl)_i, s, buf + off, n);
 			off += n;
 			pieces++;
 		}
-		ck_assert_msg(mpa_crc32c_final(s) == want, "%s: round %d len %zu in %d pieces",
+		ck_assert_msg(crc32c_final(s) == want, "%s: round %d len %zu in %d pieces",
 			      sel ? "selected" : iname(_i), round, len, pieces);
 	}
 	free(buf);
@@ -401,10 +397,10 @@ START_TEST(stream_iov)
 	ck_assert_ptr_nonnull(flat);
 	tu_rand_fill(&rnd, src, STREAM_MAX);
 	/* No iovecs, or a length of 0: the state comes back unchanged. */
-	ck_assert_uint_eq(mpa_crc32c_update_iov(s0, NULL, 0, 100), s0);
+	ck_assert_uint_eq(crc32c_update_iov(s0, NULL, 0, 100), s0);
 	one.iov_base = src;
 	one.iov_len = 10;
-	ck_assert_uint_eq(mpa_crc32c_update_iov(s0, &one, 1, 0), s0);
+	ck_assert_uint_eq(crc32c_update_iov(s0, &one, 1, 0), s0);
 
 	for (int round = 0; round < 300; round++) {
 		struct iovec iov[IOV_MAXN];
@@ -426,25 +422,25 @@ START_TEST(stream_iov)
 			memcpy(flat + total, src + at, n);
 			total += n;
 		}
-		whole = mpa_crc32c_update(s0, flat, total);
+		whole = crc32c_update(s0, flat, total);
 
 		ck_assert_uint_eq(whole, ref_update(s0, flat, total));
-		ck_assert_msg(mpa_crc32c_update_iov(s0, iov, cnt, total) == whole,
+		ck_assert_msg(crc32c_update_iov(s0, iov, cnt, total) == whole,
 			      "round %d: %d iovecs, %zu octets", round, cnt, total);
 		/* A length beyond what the iovecs hold stops at their end. */
-		ck_assert_uint_eq(mpa_crc32c_update_iov(s0, iov, cnt, total + 1), whole);
-		ck_assert_uint_eq(mpa_crc32c_update_iov(s0, iov, cnt, SIZE_MAX), whole);
+		ck_assert_uint_eq(crc32c_update_iov(s0, iov, cnt, total + 1), whole);
+		ck_assert_uint_eq(crc32c_update_iov(s0, iov, cnt, SIZE_MAX), whole);
 		/* A shorter length: only that prefix. */
 		if (total <= 512) {
 			for (cut = 0; cut < total; cut++)
-				ck_assert_msg(mpa_crc32c_update_iov(s0, iov, cnt, cut) ==
-						      mpa_crc32c_update(s0, flat, cut),
+				ck_assert_msg(crc32c_update_iov(s0, iov, cnt, cut) ==
+						      crc32c_update(s0, flat, cut),
 					      "round %d: cut %zu of %zu", round, cut, total);
 		} else {
 			for (int k = 0; k < 8; k++) {
 				cut = (size_t)(tu_rand(&rnd) % total);
-				ck_assert_msg(mpa_crc32c_update_iov(s0, iov, cnt, cut) ==
-						      mpa_crc32c_update(s0, flat, cut),
+				ck_assert_msg(crc32c_update_iov(s0, iov, cnt, cut) ==
+						      crc32c_update(s0, flat, cut),
 					      "round %d: cut %zu of %zu", round, cut, total);
 			}
 		}
@@ -467,21 +463,21 @@ START_TEST(shift_zeros)
 	ck_assert_ptr_nonnull(zeros);
 	for (uint64_t n = 0; n <= 300; n++) {
 		for (int k = 0; k < 4; k++) {
-			uint32_t s = k == 0 ? mpa_crc32c_init() : (uint32_t)tu_rand(&rnd);
-			uint32_t want = mpa_crc32c_update_with(MPA_CRC32C_TABLE, s, zeros, n);
+			uint32_t s = k == 0 ? crc32c_init() : (uint32_t)tu_rand(&rnd);
+			uint32_t want = crc32c_update_with(CRC32C_TABLE, s, zeros, n);
 
-			ck_assert_msg(mpa_crc32c_shift(s, n) == want,
+			ck_assert_msg(crc32c_shift(s, n) == want,
 				      "state 0x%08x n %llu: got 0x%08x want 0x%08x", s,
-				      (unsigned long long)n, mpa_crc32c_shift(s, n), want);
+				      (unsigned long long)n, crc32c_shift(s, n), want);
 		}
 	}
 	/* Zero stays zero: the register is linear in the state. */
-	ck_assert_uint_eq(mpa_crc32c_shift(0, 12345), 0);
+	ck_assert_uint_eq(crc32c_shift(0, 12345), 0);
 	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
 		uint32_t s = (uint32_t)tu_rand(&rnd);
-		uint32_t want = mpa_crc32c_update_with(MPA_CRC32C_TABLE, s, zeros, big[i]);
+		uint32_t want = crc32c_update_with(CRC32C_TABLE, s, zeros, big[i]);
 
-		ck_assert_msg(mpa_crc32c_shift(s, big[i]) == want, "n %llu",
+		ck_assert_msg(crc32c_shift(s, big[i]) == want, "n %llu",
 			      (unsigned long long)big[i]);
 	}
 	/*
@@ -494,11 +490,10 @@ START_TEST(shift_zeros)
 		uint64_t a = 0xFFFFFFFFull - (tu_rand(&rnd) % 1000);
 		uint64_t b = 1000 + (tu_rand(&rnd) % 0x7FFFFFFFull);
 
-		ck_assert_uint_eq(mpa_crc32c_shift(s, a + b),
-				  mpa_crc32c_shift(mpa_crc32c_shift(s, a), b));
+		ck_assert_uint_eq(crc32c_shift(s, a + b), crc32c_shift(crc32c_shift(s, a), b));
 	}
-	ck_assert_uint_eq(mpa_crc32c_shift(0xDEADBEEFu, 1ull << 40),
-			  mpa_crc32c_shift(mpa_crc32c_shift(0xDEADBEEFu, 1ull << 39), 1ull << 39));
+	ck_assert_uint_eq(crc32c_shift(0xDEADBEEFu, 1ull << 40),
+			  crc32c_shift(crc32c_shift(0xDEADBEEFu, 1ull << 39), 1ull << 39));
 	free(zeros);
 }
 END_TEST
@@ -514,19 +509,19 @@ START_TEST(shift_combine)
 	for (int round = 0; round < 400; round++) {
 		size_t la = (size_t)(tu_rand(&rnd) % (round < 300 ? 600 : cap / 2));
 		size_t lb = (size_t)(tu_rand(&rnd) % (round < 300 ? 600 : cap / 2));
-		uint32_t s = round == 0 ? mpa_crc32c_init() : (uint32_t)tu_rand(&rnd);
+		uint32_t s = round == 0 ? crc32c_init() : (uint32_t)tu_rand(&rnd);
 		uint32_t whole, ra, rb;
 
 		tu_rand_fill(&rnd, buf, la + lb);
 		whole = ref_update(s, buf, la + lb);
-		ra = mpa_crc32c_update_with(MPA_CRC32C_TABLE, s, buf, la);
-		rb = mpa_crc32c_update_with(MPA_CRC32C_TABLE, 0, buf + la, lb);
-		ck_assert_msg((mpa_crc32c_shift(ra, lb) ^ rb) == whole, "round %d: |A| %zu |B| %zu",
+		ra = crc32c_update_with(CRC32C_TABLE, s, buf, la);
+		rb = crc32c_update_with(CRC32C_TABLE, 0, buf + la, lb);
+		ck_assert_msg((crc32c_shift(ra, lb) ^ rb) == whole, "round %d: |A| %zu |B| %zu",
 			      round, la, lb);
 		/* the same with the selected implementation */
-		ra = mpa_crc32c_update(s, buf, la);
-		rb = mpa_crc32c_update(0, buf + la, lb);
-		ck_assert_uint_eq(mpa_crc32c_shift(ra, lb) ^ rb, whole);
+		ra = crc32c_update(s, buf, la);
+		rb = crc32c_update(0, buf + la, lb);
+		ck_assert_uint_eq(crc32c_shift(ra, lb) ^ rb, whole);
 	}
 	free(buf);
 }
@@ -534,38 +529,38 @@ END_TEST
 
 START_TEST(select_impl)
 {
-	enum mpa_crc32c_impl orig = mpa_crc32c_selected();
+	enum crc32c_impl orig = crc32c_selected();
 	static const uint8_t msg[] = "123456789";
 
 	/* With no override, the automatic choice is the best available. */
 	if (!getenv("UIW_CRC32C_IMPL"))
 		ck_assert_msg(orig == auto_choice(), "selected %s, expected %s",
-			      mpa_crc32c_impl_name(orig), mpa_crc32c_impl_name(auto_choice()));
+			      crc32c_impl_name(orig), crc32c_impl_name(auto_choice()));
 
 	/* Unknown or unavailable: -ENOTSUP and nothing changes. */
-	ck_assert_int_eq(mpa_crc32c_select(MPA_CRC32C_NIMPL), -ENOTSUP);
-	ck_assert_int_eq(mpa_crc32c_selected(), orig);
-	ck_assert_int_eq(mpa_crc32c_select((enum mpa_crc32c_impl)77), -ENOTSUP);
-	ck_assert_int_eq(mpa_crc32c_selected(), orig);
-	for (int impl = 0; impl < MPA_CRC32C_NIMPL; impl++) {
-		if (mpa_crc32c_available((enum mpa_crc32c_impl)impl))
+	ck_assert_int_eq(crc32c_select(CRC32C_NIMPL), -ENOTSUP);
+	ck_assert_int_eq(crc32c_selected(), orig);
+	ck_assert_int_eq(crc32c_select((enum crc32c_impl)77), -ENOTSUP);
+	ck_assert_int_eq(crc32c_selected(), orig);
+	for (int impl = 0; impl < CRC32C_NIMPL; impl++) {
+		if (crc32c_available((enum crc32c_impl)impl))
 			continue;
-		ck_assert_int_eq(mpa_crc32c_select((enum mpa_crc32c_impl)impl), -ENOTSUP);
-		ck_assert_int_eq(mpa_crc32c_selected(), orig);
+		ck_assert_int_eq(crc32c_select((enum crc32c_impl)impl), -ENOTSUP);
+		ck_assert_int_eq(crc32c_selected(), orig);
 	}
 
 	/* Each available one can be selected and is then the one in use. */
-	for (int impl = 0; impl < MPA_CRC32C_NIMPL; impl++) {
-		if (!mpa_crc32c_available((enum mpa_crc32c_impl)impl))
+	for (int impl = 0; impl < CRC32C_NIMPL; impl++) {
+		if (!crc32c_available((enum crc32c_impl)impl))
 			continue;
-		ck_assert_int_eq(mpa_crc32c_select((enum mpa_crc32c_impl)impl), 0);
-		ck_assert_int_eq(mpa_crc32c_selected(), impl);
-		ck_assert_uint_eq(mpa_crc32c(msg, 9), 0xE3069283u);
-		ck_assert_int_eq(mpa_crc32c_select(MPA_CRC32C_NIMPL), -ENOTSUP);
-		ck_assert_int_eq(mpa_crc32c_selected(), impl);
+		ck_assert_int_eq(crc32c_select((enum crc32c_impl)impl), 0);
+		ck_assert_int_eq(crc32c_selected(), impl);
+		ck_assert_uint_eq(crc32c(msg, 9), 0xE3069283u);
+		ck_assert_int_eq(crc32c_select(CRC32C_NIMPL), -ENOTSUP);
+		ck_assert_int_eq(crc32c_selected(), impl);
 	}
-	ck_assert_int_eq(mpa_crc32c_select(orig), 0);
-	ck_assert_int_eq(mpa_crc32c_selected(), orig);
+	ck_assert_int_eq(crc32c_select(orig), 0);
+	ck_assert_int_eq(crc32c_selected(), orig);
 }
 END_TEST
 
@@ -735,9 +730,9 @@ struct env_case {
 };
 
 static const struct env_case env_cases[] = {
-	{"table", MPA_CRC32C_TABLE, 0},
-	{"sse42", MPA_CRC32C_SSE42, 0},
-	{"isal", MPA_CRC32C_ISAL, 0},
+	{"table", CRC32C_TABLE, 0},
+	{"sse42", CRC32C_SSE42, 0},
+	{"isal", CRC32C_ISAL, 0},
 	{"bogus", -1, 1},
 	{NULL, -1, 0},
 	{"", -1, 0},
@@ -749,12 +744,12 @@ START_TEST(env_override)
 	const struct env_case *ec = &env_cases[_i];
 	char path[PATH_MAX];
 	struct child_out co;
-	enum mpa_crc32c_impl want;
+	enum crc32c_impl want;
 	int warn = ec->warn;
 	char expect[32];
 
-	if (ec->impl >= 0 && mpa_crc32c_available((enum mpa_crc32c_impl)ec->impl)) {
-		want = (enum mpa_crc32c_impl)ec->impl;
+	if (ec->impl >= 0 && crc32c_available((enum crc32c_impl)ec->impl)) {
+		want = (enum crc32c_impl)ec->impl;
 	} else {
 		/* crc32c.h: "an unknown or unavailable name falls back to the
 		 * automatic choice and says so on stderr" */
@@ -770,10 +765,10 @@ START_TEST(env_override)
 	ck_assert_msg(!co.timed_out, "%s --selected did not finish in %d ms", path, CHILD_WAIT_MS);
 	ck_assert_msg(WIFEXITED(co.status) && WEXITSTATUS(co.status) == 0,
 		      "%s --selected: status 0x%x, stderr: %s", path, co.status, co.err);
-	snprintf(expect, sizeof(expect), "%s\n", mpa_crc32c_impl_name(want));
+	snprintf(expect, sizeof(expect), "%s\n", crc32c_impl_name(want));
 	ck_assert_msg(strcmp(co.out, expect) == 0,
 		      "UIW_CRC32C_IMPL=%s: selected \"%s\", want \"%s\"",
-		      ec->val ? ec->val : "(unset)", co.out, mpa_crc32c_impl_name(want));
+		      ec->val ? ec->val : "(unset)", co.out, crc32c_impl_name(want));
 	if (warn) {
 		ck_assert_msg(strstr(co.err, "UIW_CRC32C_IMPL=") && strstr(co.err, ec->val),
 			      "UIW_CRC32C_IMPL=%s: no warning on stderr (got \"%s\")", ec->val,
@@ -800,7 +795,7 @@ Suite *crc32c_suite(void)
 	tc = tcase_create("known_answers");
 	tcase_add_test(tc, impl_availability);
 	tcase_add_test(tc, kat_reference);
-	tcase_add_loop_test(tc, kat_impl, 0, MPA_CRC32C_NIMPL);
+	tcase_add_loop_test(tc, kat_impl, 0, CRC32C_NIMPL);
 	tcase_add_test(tc, kat_selected);
 	suite_add_tcase(s, tc);
 
@@ -813,7 +808,7 @@ Suite *crc32c_suite(void)
 
 	tc = tcase_create("streaming");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, stream_pieces, 0, MPA_CRC32C_NIMPL + 1);
+	tcase_add_loop_test(tc, stream_pieces, 0, CRC32C_NIMPL + 1);
 	tcase_add_test(tc, stream_iov);
 	suite_add_tcase(s, tc);
 

@@ -168,7 +168,7 @@ START_TEST(marker_pointer_error)
 	/* Corrupt the marker at 0x200 to point 8 octets further back, and fix
 	 * up the CRC so that only the marker is wrong. */
 	put_be16(wire + 0x202, 0x1c);
-	put_le32(wire + n - 4, mpa_crc32c(wire + 0x1ec, n - 4 - 0x1ec));
+	put_le32(wire + n - 4, crc32c(wire + 0x1ec, n - 4 - 0x1ec));
 	ck_assert_int_lt(tp_feed(&p.rsp, wire, n, 0), 0);
 	ck_assert_int_eq(p.rsp.nend, 1); /* the first FPDU was fine */
 	ck_assert(mpa_conn_term(&p.rsp.c, &layer, &etype, &ecode));
@@ -225,7 +225,7 @@ START_TEST(crc_field_checked_only_when_on)
 	n = tp_drain(&p.ini, wire, sizeof(wire));
 	ck_assert_uint_eq(n, 2 + 28 + 2 + 4);
 	if (_i)
-		ck_assert_uint_eq(get_le32(wire + n - 4), mpa_crc32c(wire, n - 4));
+		ck_assert_uint_eq(get_le32(wire + n - 4), crc32c(wire, n - 4));
 	else
 		ck_assert_uint_eq(get_le32(wire + n - 4), 0);
 	wire[n - 1] ^= 0x80;

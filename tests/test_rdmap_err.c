@@ -247,7 +247,7 @@ static size_t fpdu_build(uint8_t *out, const uint8_t *ulpdu, size_t len)
 	put_be16(out, (uint16_t)len);
 	memcpy(out + 2, ulpdu, len);
 	memset(out + 2 + len, 0, pad);
-	put_le32(out + 2 + len + pad, mpa_crc32c(out, 2 + len + pad));
+	put_le32(out + 2 + len + pad, crc32c(out, 2 + len + pad));
 	return 2 + len + pad + 4;
 }
 
@@ -292,7 +292,7 @@ static int parse_wire(const struct victim *v, struct fpdu_view *f, int max)
 		for (size_t i = 0; i < pad; i++)
 			ck_assert_uint_eq(v->wire[off + 2 + len + i], 0);
 		ck_assert_uint_eq(get_le32(v->wire + off + 2 + len + pad),
-				  mpa_crc32c(v->wire + off, 2 + len + pad));
+				  crc32c(v->wire + off, 2 + len + pad));
 		ck_assert_int_lt(n, max);
 		f[n].u = v->wire + off + 2;
 		f[n].len = len;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ONC RPC layer's XDR streams (rpcrdma/rpc_xdr.c): reducing an
+ * The ONC RPC layer's XDR streams (rpcrdma/rpcrdma_xdr.c): reducing an
  * encoded message by its DDP-eligible items (RFC 8166 §3.4) and restoring
  * a reply whose item came by Write chunk, checked against libtirpc's own
  * xdrmem encoding of the same values.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc_xdr.h"
+#include "rpcrdma_xdr.h"
 
 struct two_blobs {
 	u_int a;
@@ -39,12 +39,12 @@ static size_t plain_encode(struct two_blobs *t, uint8_t *buf, size_t cap)
 }
 
 /* reduced stream + items, reinserted with roundup, give the plain stream */
-static void reinsert(const struct rpc_xdr *s, uint8_t *out, size_t *outlen)
+static void reinsert(const struct rpcrdma_xdr *s, uint8_t *out, size_t *outlen)
 {
 	size_t o = 0, r = 0;
 
 	for (int i = 0; i < s->nitems; i++) {
-		const struct rpc_ddp_item *it = &s->items[i];
+		const struct rpcrdma_ddp_item *it = &s->items[i];
 		size_t before = it->pos - o; /* reduced octets before the item */
 		u_int pad = (4 - it->len % 4) % 4;
 
@@ -71,13 +71,13 @@ START_TEST(xdr_reduce_roundtrip)
 	struct two_blobs t = { 0x11111111, p1, n1, 0x22222222, p2, n2, 0x33333333 };
 	size_t cap = n1 + n2 + 64, plen, rlen;
 	uint8_t *plain = malloc(cap), *red = malloc(cap), *back = malloc(cap);
-	struct rpc_xdr s;
+	struct rpcrdma_xdr s;
 	int want = 0;
 
 	tu_rand_fill(&rng, p1, n1);
 	tu_rand_fill(&rng, p2, n2);
 	plen = plain_encode(&t, plain, cap);
-	rpc_xdr_encode_init(&s, red, (u_int)cap, 1024, 8);
+	rpcrdma_xdr_encode_init(&s, red, (u_int)cap, 1024, 8);
 	ck_assert(xdr_two_blobs(&s.x, &t));
 	ck_assert_int_eq(s.failed, 0);
 	want = (n1 >= 1024) + (n2 >= 1024);
@@ -111,21 +111,21 @@ START_TEST(xdr_reduce_limits)
 	char blob[2048] = { 1 };
 	struct two_blobs t = { 1, blob, 2048, 2, blob, 2048, 3 };
 	uint8_t buf[8192];
-	struct rpc_xdr s;
+	struct rpcrdma_xdr s;
 
 	/* max_items 1: the second item stays inline */
-	rpc_xdr_encode_init(&s, buf, sizeof(buf), 1024, 1);
+	rpcrdma_xdr_encode_init(&s, buf, sizeof(buf), 1024, 1);
 	ck_assert(xdr_two_blobs(&s.x, &t));
 	ck_assert_int_eq(s.nitems, 1);
 	ck_assert_uint_eq(s.pos, 4 + 4 + 4 + 4 + 2048 + 4);
 	/* no diversion: the plain stream */
-	rpc_xdr_encode_init(&s, buf, sizeof(buf), 1024, 0);
+	rpcrdma_xdr_encode_init(&s, buf, sizeof(buf), 1024, 0);
 	ck_assert(xdr_two_blobs(&s.x, &t));
 	ck_assert_int_eq(s.nitems, 0);
 	ck_assert_uint_eq(s.pos, 4 + 4 + 2048 + 4 + 4 + 2048 + 4);
 	/* a buffer too small fails, never writes past it */
 	memset(buf, 0x5a, sizeof(buf));
-	rpc_xdr_encode_init(&s, buf, 100, 1024, 0);
+	rpcrdma_xdr_encode_init(&s, buf, 100, 1024, 0);
 	ck_assert(!xdr_two_blobs(&s.x, &t));
 	ck_assert_int_eq(s.failed, 1);
 	ck_assert_uint_eq(buf[100], 0x5a);
@@ -141,11 +141,11 @@ START_TEST(xdr_restore_write_chunk)
 	char small[12] = "hello world";
 	struct two_blobs t = { 7, small, 11, 8, p2, n2, 9 }, r;
 	uint8_t red[256];
-	struct rpc_xdr s, d;
+	struct rpcrdma_xdr s, d;
 	uint64_t rng = tu_seed();
 
 	tu_rand_fill(&rng, p2, n2);
-	rpc_xdr_encode_init(&s, red, sizeof(red), 1024, 1);
+	rpcrdma_xdr_encode_init(&s, red, sizeof(red), 1024, 1);
 	ck_assert(xdr_two_blobs(&s.x, &t));
 	ck_assert_int_eq(s.nitems, 1);
 	ck_assert_uint_eq(s.items[0].len, n2);
@@ -153,7 +153,7 @@ START_TEST(xdr_restore_write_chunk)
 	memcpy(dst, p2, n2); /* what the Responder's RDMA Write put there */
 	memset(&r, 0, sizeof(r));
 	r.p2 = dst;
-	rpc_xdr_decode_init(&d, red, s.pos, dst, n2);
+	rpcrdma_xdr_decode_init(&d, red, s.pos, dst, n2);
 	ck_assert(xdr_two_blobs(&d.x, &r));
 	ck_assert_int_eq(d.wused, 1);
 	ck_assert_uint_eq(d.pos, s.pos); /* consumed the whole reduced stream */
@@ -168,14 +168,14 @@ START_TEST(xdr_restore_write_chunk)
 	free(r.p1);
 	/* the chunk elsewhere: copied into a malloc'ed result */
 	memset(&r, 0, sizeof(r));
-	rpc_xdr_decode_init(&d, red, s.pos, p2, n2);
+	rpcrdma_xdr_decode_init(&d, red, s.pos, p2, n2);
 	ck_assert(xdr_two_blobs(&d.x, &r));
 	ck_assert_mem_eq(r.p2, p2, n2);
 	free(r.p1);
 	free(r.p2);
 	/* a reduced stream cut short fails cleanly */
 	memset(&r, 0, sizeof(r));
-	rpc_xdr_decode_init(&d, red, s.pos - 4, p2, n2);
+	rpcrdma_xdr_decode_init(&d, red, s.pos - 4, p2, n2);
 	ck_assert(!xdr_two_blobs(&d.x, &r));
 	free(r.p1);
 	free(r.p2);

@@ -2,7 +2,7 @@
 /* Public entry points that exist before the verbs API (see uiw_verbs.h). */
 #include "uiw_verbs.h"
 
-#include "../mpa/crc32c.h"
+#include "crc32c.h"
 
 #ifndef UIW_VERSION
 #define UIW_VERSION "0.0.0"

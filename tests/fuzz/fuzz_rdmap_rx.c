@@ -404,7 +404,7 @@ static void out_fpdu(struct fz *f, const uint8_t *p, size_t ulen, size_t pad)
 	for (size_t i = 0; i < pad; i++)
 		CHECK(u[ulen + i] == 0);
 	if (f->crc)
-		CHECK(crc == mpa_crc32c(p, MPA_HDR_LEN + ulen + pad));
+		CHECK(crc == crc32c(p, MPA_HDR_LEN + ulen + pad));
 	else
 		CHECK(crc == 0);
 	CHECK(ddp_hdr_decode(u, ulen, &h) > 0);
@@ -523,7 +523,7 @@ static void inject(struct fz *f, uint8_t kind, const uint8_t *ulpdu, size_t ulen
 		}
 	}
 	if (f->crc)
-		crc = mpa_crc32c(buf, MPA_HDR_LEN + ulen + pad) ^ ((kind & 1) ? 0x00800000u : 0);
+		crc = crc32c(buf, MPA_HDR_LEN + ulen + pad) ^ ((kind & 1) ? 0x00800000u : 0);
 	else if (kind & 1)
 		crc = 0xDEADBEEF; /* RFC 5044 §4.4: "may contain any value" */
 	put_le32(u + ulen + pad, crc);

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rpc_xdr.c - the reducing/restoring XDR streams of rpc_xdr.h.
+ * rpcrdma_xdr.c - the reducing/restoring XDR streams of rpcrdma_xdr.h.
  */
-#include "rpc_xdr.h"
+#include "rpcrdma_xdr.h"
 
 #include <arpa/inet.h>
 #include <string.h>
 
-static struct rpc_xdr *S(XDR *x)
+static struct rpcrdma_xdr *S(XDR *x)
 {
-	return (struct rpc_xdr *)x->x_private;
+	return (struct rpcrdma_xdr *)x->x_private;
 }
 
-static int room(struct rpc_xdr *s, u_int n)
+static int room(struct rpcrdma_xdr *s, u_int n)
 {
 	if (s->cap - s->pos < n) {
 		s->failed = 1;
@@ -25,7 +25,7 @@ static int room(struct rpc_xdr *s, u_int n)
 
 static bool_t enc_putlong(XDR *x, const long *lp)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 	uint32_t v = htonl((uint32_t)*lp);
 
 	s->skip_pad = 0;
@@ -39,7 +39,7 @@ static bool_t enc_putlong(XDR *x, const long *lp)
 
 static bool_t enc_putbytes(XDR *x, const char *p, u_int n)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 
 	if (s->skip_pad) {
 		/* xdr_opaque() follows a body with its roundup (1..3 zeros):
@@ -53,7 +53,7 @@ static bool_t enc_putbytes(XDR *x, const char *p, u_int n)
 		}
 	}
 	if (s->threshold && n >= s->threshold && s->nitems < s->max_items) {
-		struct rpc_ddp_item *it = &s->items[s->nitems++];
+		struct rpcrdma_ddp_item *it = &s->items[s->nitems++];
 
 		it->pos = s->upos;
 		it->addr = p;
@@ -75,7 +75,7 @@ static bool_t enc_putbytes(XDR *x, const char *p, u_int n)
 
 static bool_t dec_getlong(XDR *x, long *lp)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 	uint32_t v;
 
 	s->skip_pad = 0;
@@ -90,7 +90,7 @@ static bool_t dec_getlong(XDR *x, long *lp)
 
 static bool_t dec_getbytes(XDR *x, char *p, u_int n)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 
 	if (s->skip_pad) {
 		u_int pad = s->skip_pad;
@@ -159,7 +159,7 @@ static u_int getpostn(XDR *x)
 
 static bool_t setpostn(XDR *x, u_int pos)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 
 	/* repositioning is only meaningful before anything was diverted */
 	if (pos > s->cap || s->nitems || s->wused)
@@ -171,7 +171,7 @@ static bool_t setpostn(XDR *x, u_int pos)
 
 static int32_t *xinline(XDR *x, u_int n)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 	int32_t *p;
 
 	if (s->skip_pad || n % 4 || s->cap - s->pos < n)
@@ -217,7 +217,8 @@ static const struct xdr_ops dec_ops = { .x_getlong = dec_getlong,
 					.x_destroy = destroy,
 					.x_control = control };
 
-void rpc_xdr_encode_init(struct rpc_xdr *s, void *buf, u_int cap, u_int threshold, int max_items)
+void rpcrdma_xdr_encode_init(struct rpcrdma_xdr *s, void *buf, u_int cap, u_int threshold,
+			     int max_items)
 {
 	memset(s, 0, sizeof(*s));
 	s->x.x_op = XDR_ENCODE;
@@ -229,7 +230,8 @@ void rpc_xdr_encode_init(struct rpc_xdr *s, void *buf, u_int cap, u_int threshol
 	s->max_items = max_items > RPC_XDR_MAX_ITEMS ? RPC_XDR_MAX_ITEMS : max_items;
 }
 
-void rpc_xdr_decode_init(struct rpc_xdr *s, const void *buf, u_int len, const void *wbuf, u_int wlen)
+void rpcrdma_xdr_decode_init(struct rpcrdma_xdr *s, const void *buf, u_int len, const void *wbuf,
+			     u_int wlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->x.x_op = XDR_DECODE;
@@ -242,9 +244,9 @@ void rpc_xdr_decode_init(struct rpc_xdr *s, const void *buf, u_int len, const vo
 	s->armed = 1;
 }
 
-bool_t rpc_xdr_results(XDR *x, void *where)
+bool_t rpcrdma_xdr_results(XDR *x, void *where)
 {
-	struct rpc_xdr *s = S(x);
+	struct rpcrdma_xdr *s = S(x);
 
 	if (!s->inner)
 		return FALSE;

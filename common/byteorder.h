@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Explicit byte access for wire formats.  Receive buffers are never cast to
- * packed structs: every field is read and written byte by byte, so alignment
- * and host byte order never matter (DESIGN.md §2).
+ * Explicit byte access for wire formats, in common/ because every layer's
+ * codec uses it (MPA, DDP, RDMAP, RPC-over-RDMA).  Receive buffers are never
+ * cast to packed structs: every field is read and written byte by byte, so
+ * alignment and host byte order never matter.
  */
 #ifndef UIW_BYTEORDER_H
 #define UIW_BYTEORDER_H

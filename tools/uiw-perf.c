@@ -6,18 +6,17 @@
  * client, and prints perftest's result table.  docs/uiw-perf.md is the
  * manual; `uiw-perf --help` the summary.
  *
- * Structure:
- *  - options, settings exchange (CM private data for the verbs tests, a
- *    fixed-size hello frame for the TCP tests) and output;
- *  - the verbs runtime: one context, PD, CQ (and completion channel in
- *    event mode) and one registered buffer per process, QPS connections;
- *    control messages (FIN, FIN_ACK, CREDIT, ROUND, ROUND_ACK) are Sends
- *    with the Solicited Event flag on the data QPs, data Sends never carry
- *    it, so the receiver tells them apart by UIW_WC_SOLICITED;
- *  - the TCP baseline: blocking (or busy-polled) sockets, TCP_NODELAY, one
- *    send() call per message, recv() calls of the message size (at most
- *    256 KiB: a buffer that stays in cache), a new set of connections
- *    per message size (EOF ends a size).
+ * Structure (uiw-perf.h lists what the parts share):
+ *  - this file: options, settings exchange (CM private data for the verbs
+ *    tests, a fixed-size hello frame for the TCP tests), output and
+ *    statistics, and the uiwarp tests: the verbs runtime, one context, PD,
+ *    CQ (and completion channel in event mode) and one registered buffer
+ *    per process, QPS connections; control messages (FIN, FIN_ACK,
+ *    CREDIT, ROUND, ROUND_ACK) are Sends with the Solicited Event flag on
+ *    the data QPs, data Sends never carry it, so the receiver tells them
+ *    apart by UIW_WC_SOLICITED;
+ *  - uiw-perf-tcp.c: the raw TCP baseline (tcp_bw, tcp_lat);
+ *  - uiw-perf-perftest.c: perftest's rdma_cm exchange (--perftest).
  *
  * Single-threaded: in event mode the library's progress thread moves the
  * data, in poll mode uiw_poll_cq() does.
@@ -25,10 +24,8 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -45,54 +42,9 @@
 #include <unistd.h>
 
 #include "uiw_verbs.h"
+#include "uiw-perf.h"
 
-#define PERF_PORT	 18515
-#define PERF_MAX_QPS	 1024
-#define PERF_MAX_SIZE	 (1u << 30)
-#define PERF_ALL_MAX	 (1u << 23)  /* -a: 2 .. 8 MiB, as perftest */
-#define PERF_VERIFY_MEM	 (64u << 20) /* --verify: slot memory per side */
-#define PERF_CTRL_LEN	 192	     /* control message buffer */
-#define PERF_CTRL_RX	 32	     /* control receives per QP */
-#define PERF_CTRL_TX	 64	     /* control sends outstanding per QP */
-#define PERF_LAT_RX	 16	     /* receives per QP in send_lat */
-#define PERF_CHAIN_MAX	 1024
-#define PERF_TCP_FRAME	 256	    /* TCP hello / reply / result frames */
-#define PERF_TCP_RXBUF	 (256u << 10) /* the TCP receiver's recv() size: the message size, at most this */
-#define PERF_TIMEOUT_S	 10	    /* default --timeout: bound on every wait for the peer */
-#define PERF_MB		 1048576.0  /* MB/sec as perftest: 2^20 bytes */
-#define PERF_PD_MAGIC	 "UIWPERF\001"
-#define PERF_CTRL_MAGIC	 0x55504331u /* "UPC1" */
-#define PERF_FRAME_MAGIC 0x55505446u /* "UPTF" */
-
-enum exit_code {
-	EXIT_OK = 0,
-	EXIT_ERR = 1,	 /* setup, connection, settings mismatch, library error */
-	EXIT_USAGE = 2,	 /* bad command line */
-	EXIT_VERIFY = 3, /* --verify found a payload mismatch */
-};
-
-/* ---- tests ------------------------------------------------------------- */
-
-enum test_id {
-	T_WRITE_BW,
-	T_READ_BW,
-	T_SEND_BW,
-	T_WRITE_LAT,
-	T_READ_LAT,
-	T_SEND_LAT,
-	T_TCP_BW,
-	T_TCP_LAT,
-	T_COUNT
-};
-
-struct test_info {
-	const char *name;
-	const char *title;
-	int lat; /* latency (ping-pong) test */
-	int tcp; /* raw TCP baseline */
-};
-
-static const struct test_info tests[T_COUNT] = {
+const struct test_info tests[T_COUNT] = {
 	[T_WRITE_BW] = {"write_bw", "RDMA_Write BW Test", 0, 0},
 	[T_READ_BW] = {"read_bw", "RDMA_Read BW Test", 0, 0},
 	[T_SEND_BW] = {"send_bw", "Send BW Test", 0, 0},
@@ -103,58 +55,14 @@ static const struct test_info tests[T_COUNT] = {
 	[T_TCP_LAT] = {"tcp_lat", "TCP Latency Test (raw TCP baseline)", 1, 1},
 };
 
-/* ---- options ----------------------------------------------------------- */
-
-/* options given explicitly (a server checks only those against the client) */
-enum {
-	G_SIZE = 1u << 0,
-	G_ALL = 1u << 1,
-	G_ITERS = 1u << 2,
-	G_DUR = 1u << 3,
-	G_QPS = 1u << 4,
-	G_TX = 1u << 5,
-	G_RX = 1u << 6,
-	G_CQMOD = 1u << 7,
-	G_OUTS = 1u << 8,
-	G_INLINE = 1u << 9,
-	G_VERIFY = 1u << 10,
-	G_INJECT = 1u << 11,
-};
-
-struct opts {
-	enum test_id test;
-	uint32_t size;
-	int all;
-	uint64_t iters;
-	uint64_t duration_us; /* 0: run -n iterations */
-	unsigned qps;
-	unsigned port;
-	int crc;     /* 1 on, 0 off */
-	int markers; /* 1 on */
-	int poll;    /* 1: --poll, 0: -e/--use_event; default: latency tests poll */
-	int mode_given; /* --poll or -e given (else the test's default) */
-	int app;     /* --progress app: polled context, the application waits in it */
-	unsigned engines; /* --engines: progress threads of the context */
-	int verify;
-	int json;
-	unsigned tx_depth, rx_depth, cq_mod, outs, inline_size;
-	uint64_t inject; /* 0: none, else 1 + the message index to corrupt */
-	const char *server;
-	const char *bind;
-	unsigned given;
-	uint32_t session;
-	int perftest; /* --perftest: perftest's rdma_cm (-R) exchange */
-	double timeout_s; /* --timeout: bound on every wait for the peer; 0: none */
-};
-
-static const char *prog = "uiw-perf";
+const char *prog = "uiw-perf";
 
 /*
  * --timeout: every wait for the peer (connection setup, each step of a run,
  * teardown) ends after this long without progress; 0: no bound.  tick_ms:
  * how long one event-mode wait sleeps, short enough to notice the bound.
  */
-static uint64_t stall_ns = PERF_TIMEOUT_S * 1000000000ull;
+uint64_t stall_ns = PERF_TIMEOUT_S * 1000000000ull;
 static int tick_ms = 1000;
 
 static void usage(FILE *f)
@@ -250,9 +158,7 @@ static void usage(FILE *f)
 		"Manual: docs/uiw-perf.md\n");
 }
 
-static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-
-static void die(int code, const char *fmt, ...)
+void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -265,7 +171,7 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -279,10 +185,8 @@ static uint64_t peer_deadline(void)
 	return stall_ns ? now_ns() + stall_ns : UINT64_MAX;
 }
 
-static void stall_die(const char *who, const char *during) __attribute__((noreturn));
-
 /* @who (the peer) made no progress within --timeout during @during */
-static void stall_die(const char *who, const char *during)
+void stall_die(const char *who, const char *during)
 {
 	die(EXIT_ERR,
 	    "stalled: no progress from %s for %g s (%s; bound: --timeout, 0 for none): "
@@ -590,7 +494,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 /* ---- the sizes of a run ------------------------------------------------ */
 
-static unsigned run_sizes(const struct opts *o, uint32_t *sizes)
+unsigned run_sizes(const struct opts *o, uint32_t *sizes)
 {
 	unsigned n = 0;
 
@@ -617,7 +521,7 @@ static uint32_t max_size(const struct opts *o)
  */
 #define PAT_K 0x9e3779b97f4a7c15ull
 
-static uint64_t pat_seed(unsigned stream, uint64_t iter)
+uint64_t pat_seed(unsigned stream, uint64_t iter)
 {
 	uint64_t z = ((uint64_t)stream << 48) ^ iter ^ 0x5bd1e995a3c1f00dull;
 
@@ -633,7 +537,7 @@ static uint8_t pat_byte(uint64_t seed, uint64_t off)
 }
 
 /* bytes [@off, @off + @n) of the message with @seed, to @p */
-static void pat_fill(uint8_t *p, uint64_t seed, uint64_t off, size_t n)
+void pat_fill(uint8_t *p, uint64_t seed, uint64_t off, size_t n)
 {
 	while (n && (off & 7)) {
 		*p++ = pat_byte(seed, off++);
@@ -671,14 +575,11 @@ static size_t pat_check(const uint8_t *p, uint64_t seed, uint64_t off, size_t n)
 	return SIZE_MAX;
 }
 
-/* streams: the client's QP i sends stream i, the server's answers 0x8000 | i */
-#define STREAM_REPLY 0x8000u
-
-static uint64_t verify_errors;
+uint64_t verify_errors;
 
 /* Check message @iter (@n octets at message offset @off, at @p); loud on error. */
-static void verify_msg(const char *what, unsigned stream, uint64_t iter, const uint8_t *p,
-		       uint64_t off, size_t n)
+void verify_msg(const char *what, unsigned stream, uint64_t iter, const uint8_t *p,
+		uint64_t off, size_t n)
 {
 	uint64_t seed = pat_seed(stream, iter);
 	size_t bad = pat_check(p, seed, off, n);
@@ -693,7 +594,7 @@ static void verify_msg(const char *what, unsigned stream, uint64_t iter, const u
 }
 
 /* --inject-error: flip one octet of message @iter if it is the chosen one */
-static void maybe_inject(const struct opts *o, uint64_t iter, uint8_t *p, size_t n)
+void maybe_inject(const struct opts *o, uint64_t iter, uint8_t *p, size_t n)
 {
 	if (o->inject && o->inject - 1 == iter && n)
 		p[n / 2] ^= 0x5a;
@@ -701,19 +602,14 @@ static void maybe_inject(const struct opts *o, uint64_t iter, uint8_t *p, size_t
 
 /* ---- wire codec (little endian) ---------------------------------------- */
 
-struct wbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void w_bytes(struct wbuf *w, const void *d, size_t n)
+void w_bytes(struct wbuf *w, const void *d, size_t n)
 {
 	if (w->len + n <= w->cap)
 		memcpy(w->p + w->len, d, n);
 	w->len += n;
 }
 
-static void w_u8(struct wbuf *w, uint8_t v)
+void w_u8(struct wbuf *w, uint8_t v)
 {
 	w_bytes(w, &v, 1);
 }
@@ -724,13 +620,13 @@ static void w_u16(struct wbuf *w, uint16_t v)
 	w_bytes(w, &v, 2);
 }
 
-static void w_u32(struct wbuf *w, uint32_t v)
+void w_u32(struct wbuf *w, uint32_t v)
 {
 	v = htole32(v);
 	w_bytes(w, &v, 4);
 }
 
-static void w_u64(struct wbuf *w, uint64_t v)
+void w_u64(struct wbuf *w, uint64_t v)
 {
 	v = htole64(v);
 	w_bytes(w, &v, 8);
@@ -744,13 +640,7 @@ static void w_f64(struct wbuf *w, double d)
 	w_u64(w, v);
 }
 
-struct rbuf {
-	const uint8_t *p;
-	size_t len, off;
-	int err;
-};
-
-static void r_bytes(struct rbuf *r, void *d, size_t n)
+void r_bytes(struct rbuf *r, void *d, size_t n)
 {
 	if (r->off + n > r->len) {
 		r->err = 1;
@@ -761,7 +651,7 @@ static void r_bytes(struct rbuf *r, void *d, size_t n)
 	r->off += n;
 }
 
-static uint8_t r_u8(struct rbuf *r)
+uint8_t r_u8(struct rbuf *r)
 {
 	uint8_t v;
 
@@ -777,7 +667,7 @@ static uint16_t r_u16(struct rbuf *r)
 	return le16toh(v);
 }
 
-static uint32_t r_u32(struct rbuf *r)
+uint32_t r_u32(struct rbuf *r)
 {
 	uint32_t v;
 
@@ -785,7 +675,7 @@ static uint32_t r_u32(struct rbuf *r)
 	return le32toh(v);
 }
 
-static uint64_t r_u64(struct rbuf *r)
+uint64_t r_u64(struct rbuf *r)
 {
 	uint64_t v;
 
@@ -802,26 +692,9 @@ static double r_f64(struct rbuf *r)
 	return d;
 }
 
-/*
- * The hello: the settings of a run and, per QP, the memory the peer may
- * access.  Sent by the client in uiw_connect()'s private data and by the
- * server in uiw_accept()'s (TCP tests: a PERF_TCP_FRAME frame).
- */
-struct hello {
-	uint8_t test, crc, markers, poll, verify, all;
-	uint16_t qps, qp_index;
-	uint32_t session, size;
-	uint64_t iters, duration_us, inject;
-	uint32_t tx_depth, rx_depth, cq_mod, outs, inline_size, given;
-	/* per QP */
-	uint64_t addr;
-	uint32_t rkey, nslots, slot_size, recv_posted;
-	char version[16];
-};
-
 enum { PD_HELLO = 1, PD_REJECT = 2 };
 
-static size_t hello_encode(const struct hello *h, uint8_t *buf, size_t cap)
+size_t hello_encode(const struct hello *h, uint8_t *buf, size_t cap)
 {
 	struct wbuf w = {buf, 0, cap};
 
@@ -856,7 +729,7 @@ static size_t hello_encode(const struct hello *h, uint8_t *buf, size_t cap)
 }
 
 /* 0: a hello; 1: a reject with its text in @msg; -1: not uiw-perf's */
-static int pd_decode(const uint8_t *buf, size_t len, struct hello *h, char *msg, size_t msglen)
+int pd_decode(const uint8_t *buf, size_t len, struct hello *h, char *msg, size_t msglen)
 {
 	struct rbuf r = {buf, len, 0, 0};
 	char magic[8];
@@ -918,7 +791,7 @@ static size_t reject_encode(const char *msg, uint8_t *buf, size_t cap)
 	return w.len;
 }
 
-static void hello_from_opts(const struct opts *o, struct hello *h)
+void hello_from_opts(const struct opts *o, struct hello *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->test = (uint8_t)o->test;
@@ -942,7 +815,7 @@ static void hello_from_opts(const struct opts *o, struct hello *h)
 	snprintf(h->version, sizeof(h->version), "%s", uiw_version());
 }
 
-static const char *onoff(int v)
+const char *onoff(int v)
 {
 	return v ? "on" : "off";
 }
@@ -951,7 +824,7 @@ static const char *onoff(int v)
  * Server: check the client's hello @h against our options @o and adopt what
  * we were not given.  Returns 0, or -1 with the reason in @why.
  */
-static int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len)
+int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len)
 {
 	const char *tname = h->test < T_COUNT ? tests[h->test].name : "?";
 	unsigned g = o->given;
@@ -1026,12 +899,6 @@ static int settings_merge(struct opts *o, const struct hello *h, char *why, size
 
 /* ---- system facts: congestion control and MSS -------------------------- */
 
-struct sysfacts {
-	char cc[32];
-	int mss;
-	char mss_how[48];
-};
-
 static void read_cc(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
@@ -1059,7 +926,7 @@ static int is_loopback(const char *host)
 }
 
 /* why @host does not resolve, in getaddrinfo()'s words */
-static const char *resolve_error(const char *host)
+const char *resolve_error(const char *host)
 {
 	struct addrinfo hints = {0}, *res = NULL;
 	int r;
@@ -1162,7 +1029,7 @@ static int mss_estimate(const char *host, unsigned port)
 	return mss;
 }
 
-static void sysfacts_get(struct sysfacts *s, const struct opts *o)
+void sysfacts_get(struct sysfacts *s, const struct opts *o)
 {
 	const char *peer = o->server ? o->server : o->bind;
 
@@ -1182,19 +1049,8 @@ static void sysfacts_get(struct sysfacts *s, const struct opts *o)
 
 /* ---- output ------------------------------------------------------------ */
 
-struct bw_result {
-	uint32_t size;
-	uint64_t msgs;
-	uint64_t elapsed_ns;
-	double peak, avg, rate; /* MB/sec, MB/sec, Mpps */
-	/* user + system CPU seconds of this process and of the peer over the
-	 * size's run (getrusage, every thread); negative: not known */
-	double cpu_self, cpu_peer;
-	uint64_t bytes; /* moved, for CPU per GiB; 0: msgs * size */
-};
-
 /* user + system CPU time of this process (all its threads), seconds */
-static double cpu_now(void)
+double cpu_now(void)
 {
 	struct rusage ru;
 
@@ -1214,16 +1070,10 @@ static double cpu_per_gib(const struct bw_result *r)
 	return (r->cpu_self + r->cpu_peer) / (b / 1073741824.0);
 }
 
-struct lat_result {
-	uint32_t size;
-	uint64_t iters;
-	double min, max, typ, avg, stdev, p99, p999; /* usec */
-};
-
-static const char *dashes =
+const char *dashes =
 	"---------------------------------------------------------------------------------------";
 
-static void print_header(const struct opts *o, const struct sysfacts *s, int server)
+void print_header(const struct opts *o, const struct sysfacts *s, int server)
 {
 	const struct test_info *t = &tests[o->test];
 
@@ -1295,7 +1145,7 @@ static void print_header(const struct opts *o, const struct sysfacts *s, int ser
 	fflush(stdout);
 }
 
-static void print_footer(const struct opts *o)
+void print_footer(const struct opts *o)
 {
 	if (!o->json)
 		printf("%s\n", dashes);
@@ -1317,14 +1167,8 @@ static void json_common(const struct opts *o, const struct sysfacts *s, int serv
 	       s->mss);
 }
 
-/* recv() size of the TCP receiver for messages of @size */
-static size_t tcp_rx_len(uint32_t size)
-{
-	return size < PERF_TCP_RXBUF ? (size ? size : 1) : PERF_TCP_RXBUF;
-}
-
-static void print_bw(const struct opts *o, const struct sysfacts *s, int server,
-		     const struct bw_result *r)
+void print_bw(const struct opts *o, const struct sysfacts *s, int server,
+	      const struct bw_result *r)
 {
 	if (o->json) {
 		json_common(o, s, server);
@@ -1351,8 +1195,8 @@ static void print_bw(const struct opts *o, const struct sysfacts *s, int server,
 	fflush(stdout);
 }
 
-static void print_lat(const struct opts *o, const struct sysfacts *s, int server,
-		      const struct lat_result *r)
+void print_lat(const struct opts *o, const struct sysfacts *s, int server,
+	       const struct lat_result *r)
 {
 	if (o->json) {
 		json_common(o, s, server);
@@ -1372,13 +1216,7 @@ static void print_lat(const struct opts *o, const struct sysfacts *s, int server
 
 /* ---- statistics -------------------------------------------------------- */
 
-/* a growable array of (time, value) pairs */
-struct samples {
-	uint64_t *t, *v;
-	size_t n, cap;
-};
-
-static void samples_push(struct samples *s, uint64_t t, uint64_t v)
+void samples_push(struct samples *s, uint64_t t, uint64_t v)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 4096;
@@ -1397,7 +1235,7 @@ static void samples_push(struct samples *s, uint64_t t, uint64_t v)
 	s->v[s->n++] = v;
 }
 
-static void samples_free(struct samples *s)
+void samples_free(struct samples *s)
 {
 	free(s->t);
 	free(s->v);
@@ -1409,8 +1247,8 @@ static void samples_free(struct samples *s)
  * signaled completion.  Peak: the best rate over any stretch between two
  * samples that spans at least 1/16 of the run (at least the average).
  */
-static void bw_compute(const struct samples *s, uint32_t size, uint64_t msgs, uint64_t t0,
-		       uint64_t t1, struct bw_result *r)
+void bw_compute(const struct samples *s, uint32_t size, uint64_t msgs, uint64_t t0,
+		uint64_t t1, struct bw_result *r)
 {
 	double el, wmin, peak = 0;
 	size_t j = 0;
@@ -1449,7 +1287,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* latency statistics of the @n durations (ns) in @v (sorted in place) */
-static void lat_compute(uint64_t *v, size_t n, uint32_t size, struct lat_result *r)
+void lat_compute(uint64_t *v, size_t n, uint32_t size, struct lat_result *r)
 {
 	double sum = 0, sq = 0;
 
@@ -1475,20 +1313,15 @@ static void lat_compute(uint64_t *v, size_t n, uint32_t size, struct lat_result 
 	r->p999 = (double)v[(size_t)ceil((double)n * 0.999) - 1] / 1e3;
 }
 
-/* progress of -D runs, on stderr, once a second */
-struct progress {
-	uint64_t t0, next, dur_ns;
-};
-
-static void progress_init(struct progress *pg, const struct opts *o, uint64_t t0)
+void progress_init(struct progress *pg, const struct opts *o, uint64_t t0)
 {
 	pg->t0 = t0;
 	pg->dur_ns = o->duration_us * 1000;
 	pg->next = o->duration_us ? t0 + 1000000000ull : UINT64_MAX;
 }
 
-static void progress_tick(struct progress *pg, const struct opts *o, uint64_t t, uint32_t size,
-			  uint64_t msgs)
+void progress_tick(struct progress *pg, const struct opts *o, uint64_t t, uint32_t size,
+		   uint64_t msgs)
 {
 	double el;
 
@@ -1688,7 +1521,7 @@ static uint8_t *slot(struct perf *p, struct qpx *q, uint32_t i)
 	return q->data + (size_t)i * p->slot_size;
 }
 
-static void vcheck(int ret, const char *what)
+void vcheck(int ret, const char *what)
 {
 	if (ret < 0)
 		die(EXIT_ERR, "%s: %s", what, strerror(-ret));
@@ -2830,7 +2663,7 @@ static const char *bind_name(const struct opts *o)
 	return o->bind ? o->bind : "*";
 }
 
-static void listening_line(const struct opts *o, unsigned port)
+void listening_line(const struct opts *o, unsigned port)
 {
 	if (o->json)
 		printf("{\"event\":\"listening\",\"address\":\"%s\",\"port\":%u}\n",
@@ -2965,1506 +2798,6 @@ static void run_verbs_server(struct opts *o)
 		die(EXIT_VERIFY,
 		    "VERIFY FAILED: %" PRIu64 " mismatches here, %" PRIu64 " at the client",
 		    verify_errors, p->peer_errors);
-}
-
-/* ---- raw TCP baseline -------------------------------------------------- */
-
-/* --timeout on a blocking socket: send(), recv() and connect() give up */
-static void tcp_timeouts(int fd)
-{
-	struct timeval tv = {.tv_sec = (time_t)(stall_ns / 1000000000ull),
-			     .tv_usec = (suseconds_t)(stall_ns % 1000000000ull / 1000)};
-
-	if (stall_ns && !tv.tv_sec && !tv.tv_usec)
-		tv.tv_usec = 1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-static void tcp_sockopts(int fd)
-{
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	tcp_timeouts(fd);
-}
-
-static void set_nonblock(int fd, int on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
-}
-
-/*
- * TCP tests, --timeout: @t_act is the last time bytes moved; a call that
- * found nothing to do (EAGAIN: busy-polled, or a blocking call's
- * SO_RCVTIMEO/SO_SNDTIMEO ran out) ends the run once it is older than the
- * bound.
- */
-static void tcp_stall_check(uint64_t t_act, const char *during)
-{
-	if (stall_ns && now_ns() - t_act > stall_ns)
-		stall_die("the peer", during);
-}
-
-/* all of @n bytes; @spin: busy-poll a non-blocking socket.  0, 1 on EOF, -errno */
-static int read_full(int fd, void *buf, size_t n, int spin)
-{
-	uint8_t *b = buf;
-	uint64_t t_act = now_ns();
-
-	while (n) {
-		ssize_t r = recv(fd, b, n, spin ? MSG_DONTWAIT : 0);
-
-		if (r > 0) {
-			b += r;
-			n -= (size_t)r;
-			t_act = now_ns();
-		} else if (r == 0) {
-			return 1;
-		} else if (errno == EAGAIN) {
-			tcp_stall_check(t_act, "TCP receive");
-		} else if (errno != EINTR) {
-			return -errno;
-		}
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n, int spin)
-{
-	const uint8_t *b = buf;
-	uint64_t t_act = now_ns();
-
-	while (n) {
-		ssize_t r = send(fd, b, n, MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
-
-		if (r > 0) {
-			b += r;
-			n -= (size_t)r;
-			t_act = now_ns();
-		} else if (r < 0 && errno == EAGAIN) {
-			tcp_stall_check(t_act, "TCP send");
-		} else if (r < 0 && errno != EINTR) {
-			return -errno;
-		}
-	}
-	return 0;
-}
-
-struct tcp_frame {
-	uint8_t kind; /* 1 ok, 2 error, 3 result */
-	uint64_t bytes, errors;
-	char msg[200];
-	uint64_t cpu_us; /* result: the sender's CPU time over the size, +1 (0: unknown) */
-};
-
-static void frame_send(int fd, const struct tcp_frame *f)
-{
-	uint8_t buf[PERF_TCP_FRAME] = {0};
-	struct wbuf w = {buf, 0, sizeof(buf)};
-
-	w_u32(&w, PERF_FRAME_MAGIC);
-	w_u8(&w, f->kind);
-	w_u64(&w, f->bytes);
-	w_u64(&w, f->errors);
-	w_bytes(&w, f->msg, sizeof(f->msg));
-	w_u64(&w, f->cpu_us);
-	if (write_full(fd, buf, sizeof(buf), 0))
-		die(EXIT_ERR, "TCP: cannot send to the peer: %s", strerror(errno));
-}
-
-static int frame_recv(int fd, struct tcp_frame *f)
-{
-	uint8_t buf[PERF_TCP_FRAME];
-	struct rbuf r = {buf, sizeof(buf), 0, 0};
-
-	if (read_full(fd, buf, sizeof(buf), 0))
-		return -1;
-	if (r_u32(&r) != PERF_FRAME_MAGIC)
-		return -1;
-	f->kind = r_u8(&r);
-	f->bytes = r_u64(&r);
-	f->errors = r_u64(&r);
-	r_bytes(&r, f->msg, sizeof(f->msg));
-	f->msg[sizeof(f->msg) - 1] = 0;
-	f->cpu_us = r_u64(&r);
-	return r.err ? -1 : 0;
-}
-
-/* the congestion control the data socket really uses */
-static void tcp_facts(int fd, struct sysfacts *s)
-{
-	char cc[32] = {0};
-	socklen_t cl = sizeof(cc) - 1;
-
-	if (!getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl))
-		snprintf(s->cc, sizeof(s->cc), "%s", cc);
-}
-
-/* a connection to @host:@port: every address the name resolves to, in turn */
-static int tcp_connect(const char *host, unsigned port)
-{
-	struct addrinfo hints = {0}, *res = NULL, *ai;
-	char serv[8];
-	int fd = -1, r, err = 0;
-
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	snprintf(serv, sizeof(serv), "%u", port);
-	r = getaddrinfo(host, serv, &hints, &res);
-	if (r)
-		die(EXIT_ERR, "cannot resolve %s: %s", host, gai_strerror(r));
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		tcp_sockopts(fd); /* SO_SNDTIMEO bounds connect() too */
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0 && err == EINPROGRESS)
-		stall_die(host, "TCP connect");
-	if (fd < 0)
-		die(EXIT_ERR, "cannot connect to %s port %u: %s", host, port, strerror(err));
-	return fd;
-}
-
-static int tcp_listen(const char *addr, unsigned port, unsigned *bound)
-{
-	struct addrinfo hints = {0}, *res = NULL;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char serv[8];
-	int fd, one = 1, r;
-
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	snprintf(serv, sizeof(serv), "%u", port);
-	/* no -B: every address, IPv6 dual-stack where the host has IPv6 */
-	hints.ai_family = addr ? AF_UNSPEC : AF_INET6;
-	r = getaddrinfo(addr ? addr : "::", serv, &hints, &res);
-	fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (!addr && fd < 0) {
-		if (!r)
-			freeaddrinfo(res);
-		hints.ai_family = AF_INET;
-		r = getaddrinfo("0.0.0.0", serv, &hints, &res);
-		fd = r ? -1 : socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	}
-	if (r)
-		die(EXIT_ERR, "cannot resolve %s: %s", addr ? addr : "*", gai_strerror(r));
-	if (fd < 0)
-		die(EXIT_ERR, "socket: %s", strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (!addr && res->ai_family == AF_INET6) {
-		int zero = 0;
-
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	}
-	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64) ||
-	    getsockname(fd, (struct sockaddr *)&ss, &sl))
-		die(EXIT_ERR, "cannot listen on %s port %u: %s", addr ? addr : "*", port,
-		    strerror(errno));
-	freeaddrinfo(res);
-	*bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						: ((struct sockaddr_in *)&ss)->sin_port);
-	return fd;
-}
-
-/* client side of one tcp_bw size over @fds */
-static void tcp_bw_send(const struct opts *o, int *fds, unsigned n, uint32_t size,
-			struct bw_result *r)
-{
-	uint8_t **buf = calloc(n, sizeof(*buf));
-	uint64_t *msg = calloc(n, sizeof(*msg)), *off = calloc(n, sizeof(*off));
-	uint64_t t0, deadline, total = 0, tlast, t_act;
-	struct samples smp = {0};
-	struct progress pg;
-	int stop = 0, spin = o->poll || n > 1;
-
-	if (!buf || !msg || !off)
-		die(EXIT_ERR, "out of memory");
-	for (unsigned c = 0; c < n; c++) {
-		buf[c] = malloc(size);
-		if (!buf[c])
-			die(EXIT_ERR, "out of memory");
-		memset(buf[c], 0xa5, size);
-		if (spin)
-			set_nonblock(fds[c], 1);
-	}
-	t0 = now_ns();
-	tlast = t0;
-	t_act = t0;
-	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
-	progress_init(&pg, o, t0);
-	samples_push(&smp, t0, 0);
-	for (;;) {
-		unsigned active = 0;
-		struct pollfd pfd[PERF_MAX_QPS];
-
-		for (unsigned c = 0; c < n; c++) {
-			ssize_t w;
-
-			if (off[c] == 0) {
-				/* start message msg[c]? */
-				if (stop || (!o->duration_us && msg[c] >= o->iters))
-					continue;
-				if (o->verify) {
-					pat_fill(buf[c], pat_seed(c, msg[c]), 0, size);
-					maybe_inject(o, msg[c], buf[c], size);
-				}
-			}
-			active++;
-			/* one send() call per message (its remainder after a short write) */
-			w = send(fds[c], buf[c] + off[c], size - off[c],
-				 MSG_NOSIGNAL | (spin ? MSG_DONTWAIT : 0));
-			if (w < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					continue;
-				die(EXIT_ERR, "TCP send: %s", strerror(errno));
-			}
-			if (w > 0)
-				t_act = now_ns();
-			off[c] += (uint64_t)w;
-			if (off[c] == size) {
-				off[c] = 0;
-				msg[c]++;
-				total++;
-				tlast = now_ns();
-				if (total % o->cq_mod == 0)
-					samples_push(&smp, tlast, total * size);
-			}
-		}
-		if (!active)
-			break;
-		tcp_stall_check(t_act, "tcp_bw: the receiver takes nothing");
-		if (!stop && o->duration_us) {
-			uint64_t t = now_ns();
-
-			if (t >= deadline)
-				stop = 1;
-			progress_tick(&pg, o, t, size, total);
-		}
-		if (n > 1 && !o->poll) {
-			/* wait until a socket takes more */
-			for (unsigned c = 0; c < n; c++)
-				pfd[c] = (struct pollfd){.fd = fds[c], .events = POLLOUT};
-			poll(pfd, n, 100);
-		}
-	}
-	samples_push(&smp, tlast, total * size);
-	bw_compute(&smp, size, total, t0, tlast, r);
-	samples_free(&smp);
-	for (unsigned c = 0; c < n; c++) {
-		free(buf[c]);
-		set_nonblock(fds[c], 0);
-	}
-	free(buf);
-	free(msg);
-	free(off);
-}
-
-/* server side of one tcp_bw size: read until EOF on all @fds */
-static void tcp_bw_recv(const struct opts *o, int *fds, unsigned n, uint32_t size, uint64_t *bytes,
-			uint64_t *t_first, uint64_t *t_end)
-{
-	/* a buffer of the message size (capped) stays in cache, as uiwarp's
-	 * placement into message-size buffers does; a 4 MiB one cost raw TCP
-	 * about 40% on loopback */
-	size_t rxlen = tcp_rx_len(size);
-	uint8_t *buf = malloc(rxlen);
-	uint64_t *pos = calloc(n, sizeof(*pos));
-	int *open = calloc(n, sizeof(*open));
-	unsigned nopen = n;
-	int spin = o->poll || n > 1;
-	uint64_t t_act = now_ns();
-
-	if (!buf || !pos || !open)
-		die(EXIT_ERR, "out of memory");
-	*t_first = 0;
-	for (unsigned c = 0; c < n; c++) {
-		open[c] = 1;
-		if (spin)
-			set_nonblock(fds[c], 1);
-	}
-	while (nopen) {
-		struct pollfd pfd[PERF_MAX_QPS];
-
-		if (n > 1 && !o->poll) {
-			for (unsigned c = 0; c < n; c++)
-				pfd[c] = (struct pollfd){.fd = open[c] ? fds[c] : -1,
-							 .events = POLLIN};
-			poll(pfd, n, 1000);
-		}
-		for (unsigned c = 0; c < n; c++) {
-			ssize_t r;
-
-			if (!open[c])
-				continue;
-			r = recv(fds[c], buf, rxlen, spin ? MSG_DONTWAIT : 0);
-			if (r < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					continue;
-				die(EXIT_ERR, "TCP recv: %s", strerror(errno));
-			}
-			t_act = now_ns();
-			if (r == 0) {
-				open[c] = 0;
-				nopen--;
-				continue;
-			}
-			if (!*t_first)
-				*t_first = now_ns();
-			if (o->verify) {
-				/* the stream is messages of @size: check each piece */
-				uint64_t p0 = pos[c];
-				size_t done = 0;
-
-				while (done < (size_t)r) {
-					uint64_t m = (p0 + done) / size, mo = (p0 + done) % size;
-					size_t k = size - mo < (size_t)r - done ? size - mo
-										: (size_t)r - done;
-
-					verify_msg("tcp_bw", c, m, buf + done, mo, k);
-					done += k;
-				}
-			}
-			pos[c] += (uint64_t)r;
-		}
-		tcp_stall_check(t_act, "tcp_bw: the sender sends nothing");
-	}
-	*t_end = now_ns();
-	*bytes = 0;
-	for (unsigned c = 0; c < n; c++) {
-		*bytes += pos[c];
-		set_nonblock(fds[c], 0);
-	}
-	free(buf);
-	free(pos);
-	free(open);
-}
-
-static void tcp_lat_client(const struct opts *o, int fd, uint32_t size, struct lat_result *r)
-{
-	uint8_t *tx = malloc(size), *rx = malloc(size);
-	struct samples smp = {0};
-	struct progress pg;
-	uint64_t t0, deadline;
-
-	if (!tx || !rx)
-		die(EXIT_ERR, "out of memory");
-	memset(tx, 0xa5, size);
-	if (o->poll)
-		set_nonblock(fd, 1);
-	t0 = now_ns();
-	deadline = o->duration_us ? t0 + o->duration_us * 1000 : UINT64_MAX;
-	progress_init(&pg, o, t0);
-	for (uint64_t i = 0;; i++) {
-		uint64_t a, b;
-
-		if (o->duration_us ? now_ns() >= deadline : i >= o->iters)
-			break;
-		if (o->verify) {
-			pat_fill(tx, pat_seed(0, i), 0, size);
-			maybe_inject(o, i, tx, size);
-		}
-		a = now_ns();
-		if (write_full(fd, tx, size, o->poll))
-			die(EXIT_ERR, "TCP send: %s", strerror(errno));
-		if (read_full(fd, rx, size, o->poll))
-			die(EXIT_ERR, "TCP: the server closed the connection");
-		b = now_ns();
-		if (o->verify)
-			verify_msg("tcp_lat", STREAM_REPLY, i, rx, 0, size);
-		samples_push(&smp, b, (b - a) / 2);
-		progress_tick(&pg, o, b, size, i + 1);
-	}
-	if (o->poll)
-		set_nonblock(fd, 0);
-	lat_compute(smp.v, smp.n, size, r);
-	samples_free(&smp);
-	free(tx);
-	free(rx);
-}
-
-static uint64_t tcp_lat_server(const struct opts *o, int fd, uint32_t size)
-{
-	uint8_t *buf = malloc(size);
-	uint64_t i;
-
-	if (!buf)
-		die(EXIT_ERR, "out of memory");
-	if (o->poll)
-		set_nonblock(fd, 1);
-	for (i = 0;; i++) {
-		int r = read_full(fd, buf, size, o->poll);
-
-		if (r == 1)
-			break;
-		if (r < 0)
-			die(EXIT_ERR, "TCP recv: %s", strerror(-r));
-		if (o->verify) {
-			verify_msg("tcp_lat", 0, i, buf, 0, size);
-			pat_fill(buf, pat_seed(STREAM_REPLY, i), 0, size);
-		}
-		if (write_full(fd, buf, size, o->poll))
-			die(EXIT_ERR, "TCP send: %s", strerror(errno));
-	}
-	if (o->poll)
-		set_nonblock(fd, 0);
-	free(buf);
-	return i;
-}
-
-static void run_tcp_client(struct opts *o)
-{
-	struct sysfacts sf;
-	uint32_t sizes[32];
-	unsigned nsizes = run_sizes(o, sizes);
-	int fds[PERF_MAX_QPS];
-	uint64_t peer_errors = 0;
-
-	sysfacts_get(&sf, o);
-	for (unsigned k = 0; k < nsizes; k++) {
-		struct hello h;
-		struct tcp_frame f;
-		uint8_t buf[PERF_TCP_FRAME] = {0};
-
-		for (unsigned c = 0; c < o->qps; c++) {
-			fds[c] = tcp_connect(o->server, o->port);
-			hello_from_opts(o, &h);
-			h.qp_index = (uint16_t)c;
-			h.size = sizes[k];
-			h.addr = k + 1 == nsizes; /* TCP: the last size */
-			hello_encode(&h, buf, sizeof(buf));
-			if (write_full(fds[c], buf, sizeof(buf), 0))
-				die(EXIT_ERR, "TCP: cannot send to the server: %s",
-				    strerror(errno));
-			if (frame_recv(fds[c], &f))
-				die(EXIT_ERR,
-				    "TCP: the server at %s port %u did not answer (is it "
-				    "a uiw-perf %s server?)",
-				    o->server, o->port, tests[o->test].name);
-			if (f.kind != 1)
-				die(EXIT_ERR, "the server refused: %s", f.msg);
-		}
-		if (k == 0) {
-			tcp_facts(fds[0], &sf);
-			print_header(o, &sf, 0);
-		}
-		if (o->test == T_TCP_BW) {
-			struct bw_result r;
-			double cpu0 = cpu_now();
-
-			tcp_bw_send(o, fds, o->qps, sizes[k], &r);
-			r.cpu_self = cpu_now() - cpu0;
-			for (unsigned c = 0; c < o->qps; c++)
-				shutdown(fds[c], SHUT_WR);
-			for (unsigned c = 0; c < o->qps; c++) {
-				if (frame_recv(fds[c], &f) || f.kind != 3)
-					die(EXIT_ERR, "TCP: no result from the server");
-				peer_errors += f.errors;
-				if (c == 0 && f.cpu_us)
-					r.cpu_peer = (double)(f.cpu_us - 1) / 1e6;
-				close(fds[c]);
-			}
-			print_bw(o, &sf, 0, &r);
-		} else {
-			struct lat_result r;
-
-			tcp_lat_client(o, fds[0], sizes[k], &r);
-			shutdown(fds[0], SHUT_WR);
-			if (frame_recv(fds[0], &f) || f.kind != 3)
-				die(EXIT_ERR, "TCP: no result from the server");
-			peer_errors += f.errors;
-			close(fds[0]);
-			print_lat(o, &sf, 0, &r);
-		}
-	}
-	print_footer(o);
-	if (verify_errors || peer_errors)
-		die(EXIT_VERIFY,
-		    "VERIFY FAILED: %" PRIu64 " mismatches here, %" PRIu64 " at the server",
-		    verify_errors, peer_errors);
-}
-
-/* read a hello from a new connection; settings merged on the first */
-static void tcp_server_hello(struct opts *o, int fd, int first, uint32_t size, int *last)
-{
-	uint8_t buf[PERF_TCP_FRAME];
-	struct hello h;
-	struct tcp_frame f = {0};
-	char msg[256];
-
-	/* the magic first: an MPA Request ("MPA ID Req Frame") is shorter than a hello */
-	if (read_full(fd, buf, 8, 0) || memcmp(buf, PERF_PD_MAGIC, 8)) {
-		close(fd);
-		die(EXIT_ERR, "TCP: a connection that is not from a uiw-perf %s client%s",
-		    tests[o->test].name,
-		    memcmp(buf, "MPA ID R", 8) ? "" : " (an MPA Request: a uiwarp test?)");
-	}
-	if (read_full(fd, buf + 8, sizeof(buf) - 8, 0) ||
-	    pd_decode(buf, sizeof(buf), &h, msg, sizeof(msg)))
-		die(EXIT_ERR, "TCP: a connection that is not from uiw-perf");
-	if (first) {
-		if (settings_merge(o, &h, msg, sizeof(msg))) {
-			f.kind = 2;
-			snprintf(f.msg, sizeof(f.msg), "%.199s", msg);
-			frame_send(fd, &f);
-			die(EXIT_ERR, "%s", msg);
-		}
-	} else if (h.session != o->session || h.size != size || h.qp_index >= o->qps) {
-		f.kind = 2;
-		snprintf(f.msg, sizeof(f.msg), "unexpected connection (another client?)");
-		frame_send(fd, &f);
-		die(EXIT_ERR, "TCP: unexpected connection");
-	}
-	*last = h.addr != 0;
-	f.kind = 1;
-	frame_send(fd, &f);
-}
-
-static void run_tcp_server(struct opts *o)
-{
-	struct sysfacts sf;
-	unsigned port;
-	int lfd = tcp_listen(o->bind, o->port, &port);
-	int fds[PERF_MAX_QPS];
-	uint32_t sizes[32];
-	unsigned nsizes = 1;
-	uint64_t errors_before;
-
-	sysfacts_get(&sf, o);
-	listening_line(o, port);
-	for (unsigned k = 0; k < nsizes; k++) {
-		int last = 0;
-
-		for (unsigned c = 0; c < o->qps; c++) {
-			/* the first client is awaited without bound (as perftest);
-			 * its further connections within --timeout */
-			if (k || c) {
-				struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-				int ms = stall_ns ? (int)((stall_ns + 999999) / 1000000) : -1;
-
-				if (poll(&pfd, 1, ms) == 0)
-					stall_die("the client", "its next TCP connection");
-			}
-			fds[c] = accept(lfd, NULL, NULL);
-			if (fds[c] < 0)
-				die(EXIT_ERR, "accept: %s", strerror(errno));
-			tcp_sockopts(fds[c]);
-			tcp_server_hello(o, fds[c], k == 0 && c == 0, k || c ? sizes[k] : 0, &last);
-			if (k == 0 && c == 0) {
-				nsizes = run_sizes(o, sizes);
-				tcp_facts(fds[0], &sf);
-				print_header(o, &sf, 1);
-			}
-		}
-		if (last != (k + 1 == nsizes))
-			die(EXIT_ERR, "the client's run and ours disagree on the sizes");
-		errors_before = verify_errors;
-		if (o->test == T_TCP_BW) {
-			struct bw_result r;
-			uint64_t bytes, t1, t2;
-			double cpu0 = cpu_now(), cpu;
-
-			tcp_bw_recv(o, fds, o->qps, sizes[k], &bytes, &t1, &t2);
-			cpu = cpu_now() - cpu0;
-			for (unsigned c = 0; c < o->qps; c++) {
-				struct tcp_frame f = {.kind = 3, .bytes = bytes};
-
-				f.cpu_us = (uint64_t)(cpu * 1e6) + 1;
-				f.errors = c == 0 ? verify_errors - errors_before : 0;
-				frame_send(fds[c], &f);
-				close(fds[c]);
-			}
-			/* the server's view: first byte to EOF */
-			memset(&r, 0, sizeof(r));
-			bw_compute(&(struct samples){0}, sizes[k], bytes / sizes[k], t1, t2, &r);
-			r.cpu_self = cpu;
-			r.bytes = bytes;
-			print_bw(o, &sf, 1, &r);
-		} else {
-			struct tcp_frame f = {.kind = 3};
-			struct lat_result r = {.size = sizes[k]};
-
-			r.iters = tcp_lat_server(o, fds[0], sizes[k]);
-			f.errors = verify_errors - errors_before;
-			frame_send(fds[0], &f);
-			close(fds[0]);
-			if (o->json)
-				print_lat(o, &sf, 1, &r);
-			else
-				printf(" %-9" PRIu32 " %-12" PRIu64 " (round trips served; "
-				       "latency: see the client)\n",
-				       r.size, r.iters);
-		}
-	}
-	print_footer(o);
-	close(lfd);
-	if (verify_errors)
-		die(EXIT_VERIFY, "VERIFY FAILED: %" PRIu64 " mismatches", verify_errors);
-}
-
-/* ---- perftest interoperability (--perftest) ----------------------------- */
-
-/*
- * perftest's rdma_cm mode (ib_*_bw -R), as docs/perftest-interop.md sets it
- * out: a first RC connection to PORT carries the exchanges (each a Send of
- * at most 56 octets into a 56-octet receive, the client first, then the
- * server, in lock-step), then the data connection goes to the same PORT.
- * One QP, iterations only.
- */
-#define PT_VERSION	"6.06" /* perftest 4.5's VERSION: >= 5.70, 8-octet iters */
-#define PT_VERSION_LEN	16
-#define PT_DEST_LEN	56
-#define PT_CYCLE_BUFFER 4096 /* perftest's page size, exchanged */
-#define PT_CACHE_LINE	64
-#define PT_MTU		"5" /* IBV_MTU_4096: the peer keeps its own (smaller) */
-#define PT_CRECV	4
-#define PT_CSLOT	64
-#define PT_RETRIES	10
-#define PT_WAIT_MS	30000
-#define PT_WRID_CREDIT	(1ull << 62)
-#define PT_CREDIT_SLOTS 8 /* credit Writes in flight (32 octets of the credit MR) */
-
-struct pt_dest {
-	uint32_t lid, out_reads, qpn, psn, rkey;
-	uint64_t vaddr;
-};
-
-struct pt {
-	struct opts *o;
-	int server;
-	struct uiw_context *ctx;
-	struct uiw_pd *pd;
-	struct uiw_cm_id *listen;
-	/* the exchange connection */
-	struct uiw_cm_id *cid;
-	struct uiw_qp *cqp;
-	struct uiw_cq *cscq, *crcq;
-	uint8_t *cbuf; /* send area, then PT_CRECV receive slots */
-	struct uiw_mr *cmr;
-	int c_est, c_disc;
-	/* the data connection */
-	struct uiw_cm_id *did;
-	struct uiw_qp *dqp;
-	struct uiw_cq *dcq;
-	int d_est, d_disc;
-	uint8_t *buf;
-	size_t buflen;
-	struct uiw_mr *mr;
-	volatile uint32_t *credit; /* send_bw: where the receiver Writes its count */
-	struct uiw_mr *credit_mr;
-	struct pt_dest my, rem;
-	unsigned rx;	/* send_bw: receive depth (perftest's rx_depth) */
-	uint32_t cycle; /* max of both sides' cycle buffers */
-	uint32_t cline; /* and cache lines */
-	char rem_version[PT_VERSION_LEN + 1];
-	int closing, d_closing;
-	struct uiw_cm_event req; /* a CONNECT_REQUEST waiting for us */
-	int have_req;
-};
-
-static void pt_put32(uint8_t *b, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(b, &v, 4);
-}
-
-static uint32_t pt_get32(const uint8_t *b)
-{
-	uint32_t v;
-
-	memcpy(&v, b, 4);
-	return be32toh(v);
-}
-
-static void pt_put64(uint8_t *b, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(b, &v, 8);
-}
-
-static uint64_t pt_get64(const uint8_t *b)
-{
-	uint64_t v;
-
-	memcpy(&v, b, 8);
-	return be64toh(v);
-}
-
-static void pt_putd(uint8_t *b, double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, 8);
-	pt_put64(b, v);
-}
-
-static double pt_getd(const uint8_t *b)
-{
-	uint64_t v = pt_get64(b);
-	double d;
-
-	memcpy(&d, &v, 8);
-	return d;
-}
-
-/* struct pingpong_dest as perftest sends it: 56 octets, big-endian */
-static void pt_dest_encode(const struct pt_dest *d, uint8_t *b)
-{
-	memset(b, 0, PT_DEST_LEN);
-	pt_put32(b + 0, d->lid);
-	pt_put32(b + 4, d->out_reads);
-	pt_put32(b + 8, d->qpn);
-	pt_put32(b + 12, d->psn);
-	pt_put32(b + 16, d->rkey);
-	pt_put64(b + 24, d->vaddr);
-	/* 32..47 GID (zero), 48..51 SRQN (0), 52..55 GID index (-1) */
-	pt_put32(b + 52, 0xffffffffu);
-}
-
-static void pt_dest_decode(const uint8_t *b, struct pt_dest *d)
-{
-	d->lid = pt_get32(b + 0);
-	d->out_reads = pt_get32(b + 4);
-	d->qpn = pt_get32(b + 8);
-	d->psn = pt_get32(b + 12);
-	d->rkey = pt_get32(b + 16);
-	d->vaddr = pt_get64(b + 24);
-}
-
-static void pt_dest_print(const char *side, const struct pt_dest *d, enum test_id t)
-{
-	printf(" %s address: LID %#06x QPN %#06x PSN %#08x", side, d->lid, d->qpn, d->psn);
-	if (t == T_READ_BW)
-		printf(" OUT %#04x", d->out_reads);
-	printf(" RKey %#08x VAddr %#016" PRIx64 "\n", d->rkey, d->vaddr);
-}
-
-static void pt_on_event(struct pt *p, const struct uiw_cm_event *ev)
-{
-	switch (ev->event) {
-	case UIW_CM_EVENT_CONNECT_REQUEST:
-		if (p->have_req) {
-			uiw_reject(ev->id, NULL, 0);
-			uiw_destroy_id(ev->id);
-			return;
-		}
-		p->req = *ev;
-		p->have_req = 1;
-		return;
-	case UIW_CM_EVENT_ESTABLISHED:
-		if (ev->id == p->cid)
-			p->c_est = 1;
-		else if (ev->id == p->did)
-			p->d_est = 1;
-		return;
-	case UIW_CM_EVENT_DISCONNECTED:
-		if (ev->id == p->cid)
-			p->c_disc = 1;
-		else if (ev->id == p->did)
-			p->d_disc = 1;
-		else
-			return;
-		if (!p->closing && !(ev->id == p->did && p->d_closing))
-			die(EXIT_ERR, "perftest peer: %s connection closed (status %d%s)",
-			    ev->id == p->cid ? "exchange" : "data", ev->status,
-			    ev->term_flags ? ", TERMINATE" : "");
-		return;
-	default:
-		if (ev->id == p->cid || ev->id == p->did) {
-			/* connect failures are handled by pt_connect() */
-			p->req.event = ev->event;
-			p->req.status = ev->status;
-			if (ev->id == p->cid)
-				p->c_est = -1;
-			else
-				p->d_est = -1;
-		}
-		return;
-	}
-}
-
-/* wait up to @ms for CM events; returns when one was handled */
-static int pt_cm_step(struct pt *p, int ms)
-{
-	struct uiw_cm_event ev;
-	int ret = uiw_get_cm_event(p->ctx, &ev, ms);
-
-	if (ret == -ETIMEDOUT)
-		return 0;
-	vcheck(ret, "uiw_get_cm_event");
-	pt_on_event(p, &ev);
-	return 1;
-}
-
-static void pt_cm_wait(struct pt *p, int *flag, int ms, const char *what)
-{
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
-
-	while (!*flag) {
-		if (ms >= 0 && now_ns() > end)
-			die(EXIT_ERR, "perftest peer: timed out waiting for %s", what);
-		pt_cm_step(p, 100);
-	}
-}
-
-static void pt_cpost_recv(struct pt *p, unsigned slot)
-{
-	struct uiw_sge sge = {
-		.addr = (uintptr_t)(p->cbuf + PT_CSLOT * (1 + slot)),
-		.length = PT_CSLOT,
-		.lkey = p->cmr->lkey,
-	};
-	struct uiw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
-
-	vcheck(uiw_post_recv(p->cqp, &wr, NULL), "uiw_post_recv (exchange)");
-}
-
-/* one message of the exchange, as perftest's rdma_write_data/_keys */
-static void pt_csend(struct pt *p, const void *d, size_t n)
-{
-	struct uiw_sge sge = {
-		.addr = (uintptr_t)p->cbuf, .length = (uint32_t)n, .lkey = p->cmr->lkey};
-	struct uiw_send_wr wr = {
-		.wr_id = 1,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = UIW_WR_SEND,
-		.send_flags = UIW_SEND_SIGNALED,
-	};
-	struct uiw_wc wc;
-	int ret;
-
-	memcpy(p->cbuf, d, n);
-	vcheck(uiw_post_send(p->cqp, &wr, NULL), "uiw_post_send (exchange)");
-	while ((ret = uiw_poll_cq(p->cscq, 1, &wc)) == 0)
-		pt_cm_step(p, 1);
-	vcheck(ret < 0 ? ret : 0, "uiw_poll_cq (exchange)");
-	if (wc.status != UIW_WC_SUCCESS)
-		die(EXIT_ERR, "perftest exchange: Send completed with status %d", wc.status);
-}
-
-static void pt_crecv(struct pt *p, void *d, size_t n)
-{
-	struct uiw_wc wc;
-	int ret;
-
-	while ((ret = uiw_poll_cq(p->crcq, 1, &wc)) == 0) {
-		if (p->c_disc)
-			die(EXIT_ERR, "perftest peer closed the exchange connection early");
-		pt_cm_step(p, 1);
-	}
-	vcheck(ret < 0 ? ret : 0, "uiw_poll_cq (exchange)");
-	if (wc.status != UIW_WC_SUCCESS)
-		die(EXIT_ERR, "perftest exchange: receive completed with status %d", wc.status);
-	if (wc.byte_len != n)
-		die(EXIT_ERR,
-		    "perftest exchange: expected %zu octets, got %u (not perftest 4.5's "
-		    "exchange, or another test or option on the peer)",
-		    n, wc.byte_len);
-	memcpy(d, p->cbuf + PT_CSLOT * (1 + wc.wr_id), n);
-	pt_cpost_recv(p, (unsigned)wc.wr_id);
-}
-
-/* ctx_xchg_data: the client sends first */
-static void pt_xchg(struct pt *p, const void *mine, void *theirs, size_t n)
-{
-	if (p->server) {
-		pt_crecv(p, theirs, n);
-		pt_csend(p, mine, n);
-	} else {
-		pt_csend(p, mine, n);
-		pt_crecv(p, theirs, n);
-	}
-}
-
-/* ctx_hand_shake: a struct pingpong_dest each way */
-static void pt_hand_shake(struct pt *p, const struct pt_dest *mine, struct pt_dest *theirs)
-{
-	uint8_t a[PT_DEST_LEN], b[PT_DEST_LEN];
-
-	pt_dest_encode(mine, a);
-	pt_xchg(p, a, b, PT_DEST_LEN);
-	if (theirs)
-		pt_dest_decode(b, theirs);
-}
-
-static void pt_open(struct pt *p)
-{
-	struct uiw_context_attr a = {0};
-
-	a.mode = UIW_CTX_PROGRESS_THREAD;
-	a.crc = p->o->crc ? UIW_CRC_ON : UIW_CRC_OFF;
-	a.markers = p->o->markers;
-	/* Linux siw as responder drops an FPDU that follows its Reply at once */
-	a.first_fpdu_delay_ms = 50;
-	vcheck(uiw_open_context(&p->ctx, &a), "uiw_open_context");
-	(void)uiw_crc32c("", 0);
-	vcheck(uiw_alloc_pd(p->ctx, &p->pd), "uiw_alloc_pd");
-	p->cbuf = aligned_alloc(4096, 4096);
-	if (!p->cbuf)
-		die(EXIT_ERR, "out of memory");
-	memset(p->cbuf, 0, 4096);
-	vcheck(uiw_reg_mr(p->pd, p->cbuf, 4096, UIW_ACCESS_LOCAL_WRITE, &p->cmr), "uiw_reg_mr");
-	vcheck(uiw_create_cq(p->ctx, 16, NULL, NULL, &p->cscq), "uiw_create_cq");
-	vcheck(uiw_create_cq(p->ctx, 16, NULL, NULL, &p->crcq), "uiw_create_cq");
-}
-
-static void pt_make_cqp(struct pt *p)
-{
-	struct uiw_qp_init_attr qa = {0};
-
-	qa.send_cq = p->cscq;
-	qa.recv_cq = p->crcq;
-	qa.cap.max_send_wr = 4;
-	qa.cap.max_recv_wr = PT_CRECV;
-	vcheck(uiw_create_qp(p->pd, &qa, &p->cqp), "uiw_create_qp (exchange)");
-	for (unsigned i = 0; i < PT_CRECV; i++)
-		pt_cpost_recv(p, i);
-}
-
-static void pt_make_dqp(struct pt *p, unsigned ird)
-{
-	const struct opts *o = p->o;
-	struct uiw_qp_init_attr qa = {0};
-	size_t need;
-	int n;
-
-	n = (int)(o->tx_depth + p->rx + 16);
-	vcheck(uiw_create_cq(p->ctx, n, NULL, NULL, &p->dcq), "uiw_create_cq");
-	qa.send_cq = p->dcq;
-	qa.recv_cq = p->dcq;
-	qa.cap.max_send_wr = o->tx_depth + 8;
-	qa.cap.max_recv_wr = p->rx ? p->rx : 1;
-	if (o->test == T_READ_BW) {
-		qa.ird = (uint16_t)ird;
-		qa.ord = (uint16_t)ird;
-	}
-	vcheck(uiw_create_qp(p->pd, &qa, &p->dqp), "uiw_create_qp");
-	/* the peer may touch [vaddr, vaddr + max(size, cycle buffer)) */
-	need = o->size > p->cycle ? o->size : p->cycle;
-	need = (need * 2 + 4095) & ~(size_t)4095;
-	p->buflen = need;
-	p->buf = aligned_alloc(4096, need);
-	if (!p->buf)
-		die(EXIT_ERR, "out of memory (%zu octets)", need);
-	memset(p->buf, 0, need);
-	vcheck(uiw_reg_mr(p->pd, p->buf, need,
-			  UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ,
-			  &p->mr),
-	       "uiw_reg_mr");
-	p->credit = (volatile uint32_t *)(p->cbuf + 2048);
-	vcheck(uiw_reg_mr(p->pd, p->cbuf + 2048, 64,
-			  UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE, &p->credit_mr),
-	       "uiw_reg_mr");
-}
-
-/* connect @id's slot (exchange or data) with retries, as perftest's client */
-static void pt_connect(struct pt *p, int data, unsigned ird)
-{
-	struct uiw_conn_param cp = {0};
-	const char *what = data ? "data connection" : "exchange connection";
-
-	if (data && p->o->test == T_READ_BW) {
-		cp.responder_resources = (uint16_t)ird;
-		cp.initiator_depth = (uint16_t)ird;
-	}
-	for (int i = 0;; i++) {
-		struct uiw_cm_id *id;
-		int *est = data ? &p->d_est : &p->c_est;
-
-		vcheck(uiw_create_id(p->ctx, NULL, &id), "uiw_create_id");
-		if (data)
-			p->did = id;
-		else
-			p->cid = id;
-		*est = 0;
-		int ret = uiw_connect(id, p->o->server, (uint16_t)p->o->port,
-				      data ? p->dqp : p->cqp, &cp);
-
-		if (ret == -ENXIO || ret == -EAGAIN)
-			die(EXIT_ERR, "cannot resolve %s: %s", p->o->server,
-			    resolve_error(p->o->server));
-		vcheck(ret, "uiw_connect");
-		pt_cm_wait(p, est, PT_WAIT_MS, what);
-		if (*est > 0)
-			return;
-		if (i + 1 >= PT_RETRIES)
-			die(EXIT_ERR,
-			    "perftest peer %s port %u: %s failed: %s (status %d), %d tries",
-			    p->o->server, p->o->port, what, uiw_event_str(p->req.event),
-			    p->req.status, PT_RETRIES);
-		if (data)
-			p->did = NULL;
-		else
-			p->cid = NULL;
-		uiw_destroy_id(id);
-		usleep(100000);
-	}
-}
-
-static struct uiw_cm_id *pt_accept(struct pt *p, int data, unsigned *ird)
-{
-	struct uiw_cm_id *id;
-	struct uiw_conn_param cp = {0};
-
-	pt_cm_wait(p, &p->have_req, data ? PT_WAIT_MS : -1, "the perftest client");
-	p->have_req = 0;
-	id = p->req.id;
-	if (data) {
-		unsigned want = p->o->outs;
-
-		if (p->req.initiator_depth > want)
-			want = p->req.initiator_depth;
-		if (p->req.responder_resources > want)
-			want = p->req.responder_resources;
-		if (want > 16383)
-			want = 16383;
-		*ird = want;
-		p->did = id;
-		pt_make_dqp(p, want);
-		if (p->o->test == T_READ_BW) {
-			cp.responder_resources = (uint16_t)want;
-			cp.initiator_depth = (uint16_t)want;
-		}
-		vcheck(uiw_accept(id, p->dqp, &cp), "uiw_accept");
-	} else {
-		p->cid = id;
-		vcheck(uiw_accept(id, p->cqp, &cp), "uiw_accept");
-	}
-	return id;
-}
-
-/* the sizes and options perftest derives, as it does (force_dependecies) */
-static void pt_derive(struct pt *p)
-{
-	struct opts *o = p->o;
-
-	if (o->tx_depth > o->iters)
-		o->tx_depth = (unsigned)o->iters;
-	if (o->size > 8192 && !(o->given & G_CQMOD)) /* perftest: no moderation */
-		o->cq_mod = 1;
-	if (o->cq_mod > o->tx_depth)
-		o->cq_mod = o->tx_depth;
-	if (o->test == T_SEND_BW) {
-		p->rx = o->rx_depth;
-		if (p->rx > o->iters)
-			p->rx = (unsigned)o->iters;
-		if (p->rx % 2)
-			p->rx++;
-	}
-}
-
-static void pt_header(struct pt *p)
-{
-	const struct opts *o = p->o;
-
-	printf("%s\n", dashes);
-	printf("                    %s\n", tests[o->test].title);
-	printf(" uiw-perf (uiwarp %s) --perftest %s", uiw_version(),
-	       p->server ? "server" : "client");
-	if (o->server)
-		printf(" of %s port %u", o->server, o->port);
-	printf("\n");
-	printf(" Peer            : perftest version %s, rdma_cm (-R) exchange\n", p->rem_version);
-	printf(" Transport       : iWARP (RDMAP/DDP/MPA) over TCP, RC\n");
-	printf(" Number of qps   : 1            Completion    : busy-poll (progress thread)\n");
-	printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
-	if (o->test == T_SEND_BW)
-		printf(" RX depth        : %-8u     Flow control  : perftest credits (RDMA Write)\n",
-		       p->rx);
-	if (o->test == T_READ_BW)
-		printf(" Outstand reads  : %u\n", o->outs);
-	printf(" MPA CRC         : %-8s     MPA markers   : %s\n", onoff(o->crc),
-	       onoff(o->markers));
-	printf(" Cycle buffer    : %-8u     Cache line    : %u\n", p->cycle, p->cline);
-	printf("%s\n", dashes);
-	pt_dest_print("local", &p->my, o->test);
-	pt_dest_print("remote", &p->rem, o->test);
-	printf("%s\n", dashes);
-	printf(" %-10s %-14s %-18s %-20s %s\n", "#bytes", "#iterations", "BW peak[MB/sec]",
-	       "BW average[MB/sec]", "MsgRate[Mpps]");
-	fflush(stdout);
-}
-
-/* after a failed completion: say how the connection ended */
-static void pt_why(struct pt *p)
-{
-	struct uiw_cm_event ev;
-	uint64_t end = now_ns() + 500000000ull;
-
-	while (now_ns() < end)
-		if (!uiw_get_cm_event(p->ctx, &ev, 100) && ev.event == UIW_CM_EVENT_DISCONNECTED)
-			fprintf(stderr,
-				"%s: %s connection: DISCONNECTED status %d, TERMINATE %s "
-				"%u/%u/%u\n",
-				prog, ev.id == p->did ? "data" : "exchange", ev.status,
-				ev.term_flags == UIW_CM_TERM_SENT	? "sent"
-				: ev.term_flags == UIW_CM_TERM_RECEIVED ? "received"
-									: "none",
-				ev.term_layer, ev.term_etype, ev.term_ecode);
-}
-
-static void pt_wc_check(const struct uiw_wc *wc, const char *what)
-{
-	if (wc->status != UIW_WC_SUCCESS)
-		die(EXIT_ERR, "%s completed with status %d (opcode %d%s, TERMINATE %u/%u/%u)", what,
-		    wc->status, wc->opcode, wc->wc_flags & UIW_WC_TERM ? "" : ", no TERM",
-		    wc->term_layer, wc->term_etype, wc->term_ecode);
-}
-
-/* client: the timed run (perftest's run_iter_bw) */
-static void pt_client_run(struct pt *p, struct bw_result *r)
-{
-	const struct opts *o = p->o;
-	uint64_t iters = o->iters, posted = 0, done = 0, t0, t1;
-	struct samples smp = {0};
-	struct uiw_sge sge = {.addr = (uintptr_t)p->buf, .length = o->size, .lkey = p->mr->lkey};
-	struct uiw_send_wr wr = {.sg_list = &sge, .num_sge = 1};
-	struct uiw_wc wc[16];
-
-	switch (o->test) {
-	case T_WRITE_BW:
-		wr.opcode = UIW_WR_RDMA_WRITE;
-		break;
-	case T_READ_BW:
-		wr.opcode = UIW_WR_RDMA_READ;
-		break;
-	default:
-		wr.opcode = UIW_WR_SEND;
-		break;
-	}
-	wr.wr.rdma.remote_addr = p->rem.vaddr;
-	wr.wr.rdma.rkey = p->rem.rkey;
-	t0 = now_ns();
-	samples_push(&smp, t0, 0);
-	while (done < iters) {
-		while (posted < iters && posted - done < o->tx_depth) {
-			int ret;
-
-			if (o->test == T_SEND_BW &&
-			    (uint32_t)(posted + 1 - *p->credit) >= p->rx) /* perftest's window */
-				break;
-			wr.wr_id = posted;
-			wr.send_flags = (posted % o->cq_mod == o->cq_mod - 1 || posted == iters - 1)
-						? UIW_SEND_SIGNALED
-						: 0;
-			ret = uiw_post_send(p->dqp, &wr, NULL);
-			if (ret == -ENOMEM)
-				break;
-			vcheck(ret, "uiw_post_send");
-			posted++;
-		}
-		int n = uiw_poll_cq(p->dcq, 16, wc);
-
-		vcheck(n < 0 ? n : 0, "uiw_poll_cq");
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != UIW_WC_SUCCESS)
-				fprintf(stderr,
-					"%s: posted %" PRIu64 ", done %" PRIu64 ", credit %u\n",
-					prog, posted, done, *p->credit);
-			if (wc[i].status != UIW_WC_SUCCESS)
-				pt_why(p);
-			pt_wc_check(&wc[i], "a data WR");
-			done = wc[i].wr_id + 1;
-			samples_push(&smp, now_ns(), done * o->size);
-		}
-	}
-	t1 = now_ns();
-	bw_compute(&smp, o->size, iters, t0, t1, r);
-	samples_free(&smp);
-}
-
-static void pt_post_data_recv(struct pt *p, uint64_t i)
-{
-	struct uiw_sge sge = {.addr = (uintptr_t)p->buf, .length = p->o->size, .lkey = p->mr->lkey};
-	struct uiw_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1};
-
-	vcheck(uiw_post_recv(p->dqp, &wr, NULL), "uiw_post_recv");
-}
-
-/* send_bw server: receive iters Sends, repost, return credits by RDMA Write
- * (perftest's run_iter_bw_server on iWARP) */
-static void pt_server_recv(struct pt *p, uint64_t *posted, struct bw_result *r)
-{
-	const struct opts *o = p->o;
-	uint64_t rcnt = 0, t0 = 0, t1, wdone = 0, wposted = 0;
-	unsigned credit_cnt = p->rx / 3 ? p->rx / 3 : 1;
-	struct samples smp = {0};
-	struct uiw_sge sge = {.length = 4};
-	struct uiw_send_wr wr = {
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = UIW_WR_RDMA_WRITE,
-		.send_flags = UIW_SEND_SIGNALED,
-	};
-	struct uiw_wc wc[16];
-	uint32_t *cv = (uint32_t *)(p->cbuf + 2048 + 32);
-
-	/* the count leaves from registered memory: a slot of the credit MR */
-	sge.lkey = p->credit_mr->lkey;
-	wr.wr.rdma.remote_addr = p->rem.vaddr;
-	wr.wr.rdma.rkey = p->rem.rkey;
-	while (rcnt < o->iters) {
-		int n = uiw_poll_cq(p->dcq, 16, wc);
-
-		vcheck(n < 0 ? n : 0, "uiw_poll_cq");
-		for (int i = 0; i < n; i++) {
-			if (wc[i].wr_id & PT_WRID_CREDIT) {
-				pt_wc_check(&wc[i], "a credit Write");
-				wdone++;
-				continue;
-			}
-			if (wc[i].status != UIW_WC_SUCCESS)
-				fprintf(stderr,
-					"%s: received %" PRIu64 ", posted %" PRIu64
-					", credit Writes %" PRIu64 "/%" PRIu64 "\n",
-					prog, rcnt, *posted, wdone, wposted);
-			if (wc[i].status != UIW_WC_SUCCESS)
-				pt_why(p);
-			pt_wc_check(&wc[i], "a receive");
-			if (!rcnt) {
-				t0 = now_ns();
-				samples_push(&smp, t0, 0);
-			}
-			rcnt++;
-			if (*posted < o->iters)
-				pt_post_data_recv(p, (*posted)++);
-			if ((rcnt % p->rx) % credit_cnt == 0) {
-				/* a slot per Write in flight: the engine may read
-				 * (and checksum) the source until it completes */
-				while (wposted - wdone >= PT_CREDIT_SLOTS) {
-					struct uiw_wc w;
-					int m = uiw_poll_cq(p->dcq, 1, &w);
-
-					vcheck(m < 0 ? m : 0, "uiw_poll_cq");
-					if (m == 1 && (w.wr_id & PT_WRID_CREDIT)) {
-						pt_wc_check(&w, "a credit Write");
-						wdone++;
-					} else if (m == 1) {
-						die(EXIT_ERR,
-						    "internal: receive while draining credits");
-					}
-				}
-				/* perftest's credit: the receive count, 32 bits, host order */
-				cv[wposted % PT_CREDIT_SLOTS] = (uint32_t)rcnt;
-				sge.addr = (uintptr_t)&cv[wposted % PT_CREDIT_SLOTS];
-				wr.wr_id = PT_WRID_CREDIT | wposted;
-				vcheck(uiw_post_send(p->dqp, &wr, NULL), "uiw_post_send (credit)");
-				wposted++;
-			}
-			if (rcnt % o->cq_mod == 0 || rcnt == o->iters)
-				samples_push(&smp, now_ns(), rcnt * o->size);
-		}
-	}
-	t1 = now_ns();
-	/* let the last credit Writes leave */
-	for (uint64_t end = now_ns() + 2000000000ull; wdone < wposted && now_ns() < end;) {
-		int n = uiw_poll_cq(p->dcq, 16, wc);
-
-		vcheck(n < 0 ? n : 0, "uiw_poll_cq");
-		for (int i = 0; i < n; i++)
-			if (wc[i].wr_id & PT_WRID_CREDIT)
-				wdone++;
-	}
-	bw_compute(&smp, o->size, o->iters, t0, t1, r);
-	samples_free(&smp);
-}
-
-static void pt_report_send(struct pt *p, const struct bw_result *r, struct bw_result *rem)
-{
-	uint8_t a[8], b[8];
-
-	/* xchg_bw_reports: size, iters (8 octets from version 5.33), peak, avg, rate */
-	pt_put64(a, r->size);
-	pt_xchg(p, a, b, 8);
-	rem->size = (uint32_t)pt_get64(b);
-	pt_put64(a, r->msgs);
-	pt_xchg(p, a, b, 8);
-	rem->msgs = pt_get64(b);
-	pt_putd(a, r->peak);
-	pt_xchg(p, a, b, 8);
-	rem->peak = pt_getd(b);
-	pt_putd(a, r->avg);
-	pt_xchg(p, a, b, 8);
-	rem->avg = pt_getd(b);
-	pt_putd(a, r->rate);
-	pt_xchg(p, a, b, 8);
-	rem->rate = pt_getd(b);
-}
-
-static void pt_print_bw(const struct bw_result *r)
-{
-	printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %.6f\n", r->size, r->msgs, r->peak,
-	       r->avg, r->rate);
-	fflush(stdout);
-}
-
-static void pt_close(struct pt *p)
-{
-	uint64_t end;
-
-	p->closing = 1;
-	if (p->did && p->d_est > 0 && !p->d_disc)
-		uiw_disconnect(p->did);
-	if (p->cid && p->c_est > 0 && !p->c_disc)
-		uiw_disconnect(p->cid);
-	end = now_ns() + 5000000000ull;
-	while (((p->did && p->d_est > 0 && !p->d_disc) || (p->cid && p->c_est > 0 && !p->c_disc)) &&
-	       now_ns() < end)
-		pt_cm_step(p, 100);
-	if (p->did)
-		uiw_destroy_id(p->did);
-	if (p->cid)
-		uiw_destroy_id(p->cid);
-	if (p->listen)
-		uiw_destroy_id(p->listen);
-	/* the process ends here: the library's resources go with it */
-}
-
-static void pt_run(struct opts *o)
-{
-	struct pt pt = {0}, *p = &pt;
-	char ver[PT_VERSION_LEN] = {0};
-	uint8_t a[PT_DEST_LEN], b[PT_DEST_LEN];
-	struct pt_dest zero = {0};
-	struct bw_result r = {0}, rem = {0};
-	unsigned ird = o->outs;
-	uint64_t rposted = 0;
-
-	p->o = o;
-	p->server = !o->server;
-	pt_derive(p);
-	pt_open(p);
-	pt_make_cqp(p);
-
-	/* 1. the exchange connection (no private data; perftest asks IRD = ORD
-	 * = 0, uiw-perf the library's default: nothing Reads on it) */
-	if (p->server) {
-		vcheck(uiw_create_id(p->ctx, NULL, &p->listen), "uiw_create_id");
-		vcheck(uiw_listen(p->listen, o->bind, (uint16_t)o->port, 4), "uiw_listen");
-		listening_line(o, uiw_get_port(p->listen));
-		pt_accept(p, 0, NULL);
-		pt_cm_wait(p, &p->c_est, PT_WAIT_MS, "the exchange connection");
-		if (p->c_est < 0)
-			die(EXIT_ERR, "exchange connection failed: %s",
-			    uiw_event_str(p->req.event));
-	} else {
-		pt_connect(p, 0, 0);
-	}
-
-	/* 2. versions (16 octets, NUL-padded), cycle buffer and cache line
-	 * (4 octets each, big-endian), MTU ("%d", 2 octets) */
-	strncpy(ver, PT_VERSION, sizeof(ver) - 1);
-	pt_xchg(p, ver, p->rem_version, PT_VERSION_LEN);
-	p->rem_version[PT_VERSION_LEN] = 0;
-	if (strtod(p->rem_version, NULL) < 5.70)
-		die(EXIT_ERR,
-		    "perftest peer: version '%s' (need 5.70 or later, perftest 4.5's "
-		    "is 6.06)",
-		    p->rem_version);
-	pt_put32(a, PT_CYCLE_BUFFER);
-	pt_xchg(p, a, b, 4);
-	p->cycle = pt_get32(b) > PT_CYCLE_BUFFER ? pt_get32(b) : PT_CYCLE_BUFFER;
-	pt_put32(a, PT_CACHE_LINE);
-	pt_xchg(p, a, b, 4);
-	p->cline = pt_get32(b) > PT_CACHE_LINE ? pt_get32(b) : PT_CACHE_LINE;
-	memset(a, 0, sizeof(a));
-	memcpy(a, PT_MTU, sizeof(PT_MTU));
-	pt_xchg(p, a, b, 2);
-
-	/* 3. a sync, the data connection to the same port, a sync */
-	pt_hand_shake(p, &zero, NULL);
-	if (p->server) {
-		pt_accept(p, 1, &ird);
-		pt_cm_wait(p, &p->d_est, PT_WAIT_MS, "the data connection");
-		if (p->d_est < 0)
-			die(EXIT_ERR, "data connection failed: %s", uiw_event_str(p->req.event));
-	} else {
-		pt_make_dqp(p, o->outs);
-		pt_connect(p, 1, o->outs);
-	}
-	pt_hand_shake(p, &zero, NULL);
-
-	/* 4. the addresses: three exchanges of struct pingpong_dest (one QP) */
-	p->my.lid = 0;
-	p->my.out_reads = o->test == T_READ_BW ? ird : 1;
-	p->my.qpn = 1;
-	p->my.psn = (uint32_t)(now_ns() ^ (uint64_t)getpid()) & 0xffffff;
-	if (o->test == T_SEND_BW) { /* ctx_alloc_credit: the credit word instead */
-		p->my.rkey = p->credit_mr->rkey;
-		p->my.vaddr = (uintptr_t)p->credit;
-	} else {
-		p->my.rkey = p->mr->rkey;
-		p->my.vaddr = (uintptr_t)p->buf;
-	}
-	pt_hand_shake(p, &p->my, &p->rem);
-	pt_hand_shake(p, &p->my, &p->rem);
-	pt_hand_shake(p, &p->my, &p->rem);
-	pt_header(p);
-
-	/* 5. the run */
-	if (o->test == T_SEND_BW) {
-		if (p->server) /* ctx_set_recv_wqes: rx_depth receives */
-			for (; rposted < p->rx; rposted++)
-				pt_post_data_recv(p, rposted);
-		pt_hand_shake(p, &p->my, NULL);
-		if (p->server)
-			pt_server_recv(p, &rposted, &r);
-		else
-			pt_client_run(p, &r);
-		pt_print_bw(&r);
-	} else if (p->server) {
-		/* passive: wait for the client's end, then take its report; a
-		 * uiw-perf client closes the data connection first */
-		p->d_closing = 1;
-		pt_hand_shake(p, &p->my, NULL);
-		pt_report_send(p, &r, &rem);
-		pt_print_bw(&rem);
-	} else {
-		uint64_t t;
-
-		pt_client_run(p, &r);
-		pt_print_bw(&r);
-		/* A Write completes once TCP has it, and perftest's server tears
-		 * the data connection down (RST) as soon as the exchange
-		 * connection says the client is done: close the data connection
-		 * gracefully first, so that every Write has reached the peer */
-		t = now_ns();
-		p->d_closing = 1;
-		vcheck(uiw_disconnect(p->did), "uiw_disconnect");
-		pt_cm_wait(p, &p->d_disc, PT_WAIT_MS, "the data connection's graceful close");
-		printf(" data connection closed gracefully %.1f ms after the last completion\n",
-		       (double)(now_ns() - t) / 1e6);
-		pt_hand_shake(p, &p->my, NULL);
-		pt_report_send(p, &r, &rem);
-	}
-	printf("%s\n", dashes);
-	fflush(stdout);
-	/* 6. ctx_close_connection: a last sync, then disconnect (the peer may
-	 * close as soon as it has our half) */
-	p->closing = 1;
-	pt_hand_shake(p, &p->my, NULL);
-	/* perftest disconnects after its last message; closing first makes
-	 * siw complete that Send, already on the wire, with an error (the
-	 * perftest server then fails).  Give the peer time to go first (a
-	 * client 2 s, a server 5 s: two uiw-perf end after 2 s). */
-	for (uint64_t end = now_ns() + (p->server ? 5000000000ull : 2000000000ull);
-	     !p->c_disc && now_ns() < end;)
-		pt_cm_step(p, 100);
-	pt_close(p);
 }
 
 int main(int argc, char **argv)

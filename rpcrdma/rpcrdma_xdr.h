@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rpc_xdr.h - XDR streams that reduce and restore DDP-eligible data items
+ * rpcrdma_xdr.h - XDR streams that reduce and restore DDP-eligible data items
  * (RFC 8166 §3.4): the ONC RPC layer (rpc_clnt_rdma.c, rpc_svc_rdma.c)
  * encodes calls and replies through them so that large opaque items leave
  * the Payload stream as chunks without being copied, and decodes replies
- * whose result data an RDMA Write already placed.  Internal to libuiw.
+ * whose result data an RDMA Write already placed.  Part of the sans-I/O
+ * codec like rpcrdma.h (memory only: libtirpc's XDR type, no verbs, no
+ * sockets).  Internal to libuiw.
  *
  * Encoding ("reducing"): the stream writes into a caller buffer like
  * xdrmem, but an XDR_PUTBYTES of at least @threshold octets (an opaque's
@@ -21,8 +23,8 @@
  * @wbuf itself), and the roundup padding that follows is supplied as
  * zeros without consuming the stream.
  */
-#ifndef UIW_RPC_XDR_H
-#define UIW_RPC_XDR_H
+#ifndef UIW_RPCRDMA_XDR_H
+#define UIW_RPCRDMA_XDR_H
 
 #include <rpc/rpc.h>
 #include <stddef.h>
@@ -30,14 +32,14 @@
 
 #define RPC_XDR_MAX_ITEMS 8
 
-/** struct rpc_ddp_item - a DDP-eligible data item taken out of the stream. */
-struct rpc_ddp_item {
+/** struct rpcrdma_ddp_item - a DDP-eligible data item taken out of the stream. */
+struct rpcrdma_ddp_item {
 	uint32_t pos;	  /* offset in the unreduced Payload stream (multiple of 4) */
 	const void *addr; /* the item's octets (caller memory, not copied) */
 	uint32_t len;	  /* octets, without roundup */
 };
 
-struct rpc_xdr {
+struct rpcrdma_xdr {
 	XDR x;
 	uint8_t *buf;
 	u_int cap, pos; /* reduced stream: capacity, octets so far */
@@ -47,30 +49,32 @@ struct rpc_xdr {
 	/* encode */
 	u_int threshold;
 	int max_items, nitems;
-	struct rpc_ddp_item items[RPC_XDR_MAX_ITEMS];
+	struct rpcrdma_ddp_item items[RPC_XDR_MAX_ITEMS];
 	/* decode */
 	const uint8_t *wbuf;
 	u_int wlen;
 	int wused;
 	int armed;	  /* the Write chunk may stand in (decode_init: 1) */
 	u_int inline_pad; /* roundup octets that may follow an inline body */
-	xdrproc_t inner;  /* rpc_xdr_results(): the results' own XDR routine */
+	xdrproc_t inner;  /* rpcrdma_xdr_results(): the results' own XDR routine */
 };
 
 /* An encoding stream over @buf/@cap; @threshold 0 or @max_items 0: no
  * diversion (a plain reduced == unreduced stream). */
-void rpc_xdr_encode_init(struct rpc_xdr *s, void *buf, u_int cap, u_int threshold, int max_items);
+void rpcrdma_xdr_encode_init(struct rpcrdma_xdr *s, void *buf, u_int cap, u_int threshold,
+			     int max_items);
 
 /* A decoding stream over @len octets at @buf; @wbuf/@wlen: the Write
  * chunk's data as the Responder wrote it (NULL/0: none). */
-void rpc_xdr_decode_init(struct rpc_xdr *s, const void *buf, u_int len, const void *wbuf, u_int wlen);
+void rpcrdma_xdr_decode_init(struct rpcrdma_xdr *s, const void *buf, u_int len, const void *wbuf,
+			     u_int wlen);
 
 /*
- * rpc_xdr_results() - an XDR routine for ar_results.proc that arms the
+ * rpcrdma_xdr_results() - an XDR routine for ar_results.proc that arms the
  * Write chunk and calls @s->inner: set s->armed = 0 and s->inner = xres
  * before xdr_replymsg(), so that nothing in the reply header (the
  * verifier's body) can be taken for the DDP-eligible result.
  */
-bool_t rpc_xdr_results(XDR *x, void *where);
+bool_t rpcrdma_xdr_results(XDR *x, void *where);
 
-#endif /* UIW_RPC_XDR_H */
+#endif /* UIW_RPCRDMA_XDR_H */

@@ -39,7 +39,7 @@ static uint32_t shift_long[4][256];
 static uint32_t shift_short[4][256];
 
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-static enum mpa_crc32c_impl crc_selected;
+static enum crc32c_impl crc_selected;
 static int crc_cpu_sse42;
 
 /* a * b mod P, both in reflected representation (bit 31 is x^0). */
@@ -57,7 +57,7 @@ static uint32_t gf2_multmodp(uint32_t a, uint32_t b)
 	return p;
 }
 
-uint32_t mpa_crc32c_shift(uint32_t state, uint64_t len)
+uint32_t crc32c_shift(uint32_t state, uint64_t len)
 {
 	uint32_t r = 1u << 31;	  /* x^0 */
 	uint32_t base = 1u << 23; /* x^8: one byte */
@@ -75,7 +75,7 @@ static void build_shift_table(uint32_t t[4][256], uint32_t blk)
 {
 	for (unsigned k = 0; k < 4; k++)
 		for (unsigned b = 0; b < 256; b++)
-			t[k][b] = mpa_crc32c_shift((uint32_t)b << (8 * k), blk);
+			t[k][b] = crc32c_shift((uint32_t)b << (8 * k), blk);
 }
 
 static inline uint32_t shift_by_table(uint32_t t[4][256], uint32_t v)
@@ -184,18 +184,18 @@ static uint32_t crc_isal_update(uint32_t crc, const uint8_t *p, size_t len)
 }
 #endif
 
-int mpa_crc32c_available(enum mpa_crc32c_impl impl)
+int crc32c_available(enum crc32c_impl impl)
 {
 	switch (impl) {
-	case MPA_CRC32C_TABLE:
+	case CRC32C_TABLE:
 		return 1;
-	case MPA_CRC32C_SSE42:
+	case CRC32C_SSE42:
 #ifdef UIW_HAVE_SSE42_CODE
 		return __builtin_cpu_supports("sse4.2") ? 1 : 0;
 #else
 		return 0;
 #endif
-	case MPA_CRC32C_ISAL:
+	case CRC32C_ISAL:
 #ifdef UIW_HAVE_ISAL
 		return 1;
 #else
@@ -206,11 +206,11 @@ int mpa_crc32c_available(enum mpa_crc32c_impl impl)
 	}
 }
 
-const char *mpa_crc32c_impl_name(enum mpa_crc32c_impl impl)
+const char *crc32c_impl_name(enum crc32c_impl impl)
 {
-	static const char *const names[MPA_CRC32C_NIMPL] = {"table", "sse42", "isal"};
+	static const char *const names[CRC32C_NIMPL] = {"table", "sse42", "isal"};
 
-	return (unsigned)impl < MPA_CRC32C_NIMPL ? names[impl] : "unknown";
+	return (unsigned)impl < CRC32C_NIMPL ? names[impl] : "unknown";
 }
 
 static void crc_init_once(void)
@@ -228,21 +228,21 @@ static void crc_init_once(void)
 				(crc_tab[s - 1][i] >> 8) ^ crc_tab[0][crc_tab[s - 1][i] & 0xff];
 	build_shift_table(shift_long, LONG_BLK);
 	build_shift_table(shift_short, SHORT_BLK);
-	crc_cpu_sse42 = mpa_crc32c_available(MPA_CRC32C_SSE42);
+	crc_cpu_sse42 = crc32c_available(CRC32C_SSE42);
 
-	crc_selected = MPA_CRC32C_TABLE;
+	crc_selected = CRC32C_TABLE;
 	if (crc_cpu_sse42)
-		crc_selected = MPA_CRC32C_SSE42;
-	if (mpa_crc32c_available(MPA_CRC32C_ISAL))
-		crc_selected = MPA_CRC32C_ISAL;
+		crc_selected = CRC32C_SSE42;
+	if (crc32c_available(CRC32C_ISAL))
+		crc_selected = CRC32C_ISAL;
 
 	const char *env = getenv("UIW_CRC32C_IMPL");
 
 	if (env && *env) {
-		for (int i = 0; i < MPA_CRC32C_NIMPL; i++) {
-			if (strcmp(env, mpa_crc32c_impl_name((enum mpa_crc32c_impl)i)) == 0) {
-				if (mpa_crc32c_available((enum mpa_crc32c_impl)i)) {
-					crc_selected = (enum mpa_crc32c_impl)i;
+		for (int i = 0; i < CRC32C_NIMPL; i++) {
+			if (strcmp(env, crc32c_impl_name((enum crc32c_impl)i)) == 0) {
+				if (crc32c_available((enum crc32c_impl)i)) {
+					crc_selected = (enum crc32c_impl)i;
 					return;
 				}
 				break;
@@ -251,21 +251,20 @@ static void crc_init_once(void)
 		fprintf(stderr,
 			"uiwarp: UIW_CRC32C_IMPL=%s is unknown or not available here "
 			"(known: table, sse42, isal); using %s\n",
-			env, mpa_crc32c_impl_name(crc_selected));
+			env, crc32c_impl_name(crc_selected));
 	}
 }
 
-uint32_t mpa_crc32c_update_with(enum mpa_crc32c_impl impl, uint32_t state, const void *buf,
-				size_t len)
+uint32_t crc32c_update_with(enum crc32c_impl impl, uint32_t state, const void *buf, size_t len)
 {
 	pthread_once(&crc_once, crc_init_once);
 	switch (impl) {
 #ifdef UIW_HAVE_ISAL
-	case MPA_CRC32C_ISAL:
+	case CRC32C_ISAL:
 		return crc_isal_update(state, buf, len);
 #endif
 #ifdef UIW_HAVE_SSE42_CODE
-	case MPA_CRC32C_SSE42:
+	case CRC32C_SSE42:
 		if (crc_cpu_sse42)
 			return crc_sse42_update(state, buf, len);
 		break;
@@ -276,12 +275,12 @@ uint32_t mpa_crc32c_update_with(enum mpa_crc32c_impl impl, uint32_t state, const
 	return crc_table_update(state, buf, len);
 }
 
-uint32_t mpa_crc32c_update(uint32_t state, const void *buf, size_t len)
+uint32_t crc32c_update(uint32_t state, const void *buf, size_t len)
 {
 	pthread_once(&crc_once, crc_init_once);
 	switch (crc_selected) {
 #ifdef UIW_HAVE_ISAL
-	case MPA_CRC32C_ISAL:
+	case CRC32C_ISAL:
 #ifdef UIW_HAVE_SSE42_CODE
 		/* ISA-L's fixed cost per call (~17 ns) dominates short pieces
 		 * (markers, headers, PAD); one crc32q chain is cheaper there. */
@@ -291,7 +290,7 @@ uint32_t mpa_crc32c_update(uint32_t state, const void *buf, size_t len)
 		return crc_isal_update(state, buf, len);
 #endif
 #ifdef UIW_HAVE_SSE42_CODE
-	case MPA_CRC32C_SSE42:
+	case CRC32C_SSE42:
 		return crc_sse42_update(state, buf, len);
 #endif
 	default:
@@ -299,32 +298,32 @@ uint32_t mpa_crc32c_update(uint32_t state, const void *buf, size_t len)
 	}
 }
 
-uint32_t mpa_crc32c_update_iov(uint32_t state, const struct iovec *iov, int iovcnt, size_t len)
+uint32_t crc32c_update_iov(uint32_t state, const struct iovec *iov, int iovcnt, size_t len)
 {
 	for (int i = 0; i < iovcnt && len; i++) {
 		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
 
-		state = mpa_crc32c_update(state, iov[i].iov_base, n);
+		state = crc32c_update(state, iov[i].iov_base, n);
 		len -= n;
 	}
 	return state;
 }
 
-uint32_t mpa_crc32c(const void *buf, size_t len)
+uint32_t crc32c(const void *buf, size_t len)
 {
-	return mpa_crc32c_final(mpa_crc32c_update(mpa_crc32c_init(), buf, len));
+	return crc32c_final(crc32c_update(crc32c_init(), buf, len));
 }
 
-int mpa_crc32c_select(enum mpa_crc32c_impl impl)
+int crc32c_select(enum crc32c_impl impl)
 {
 	pthread_once(&crc_once, crc_init_once);
-	if (!mpa_crc32c_available(impl))
+	if (!crc32c_available(impl))
 		return -ENOTSUP;
 	crc_selected = impl;
 	return 0;
 }
 
-enum mpa_crc32c_impl mpa_crc32c_selected(void)
+enum crc32c_impl crc32c_selected(void)
 {
 	pthread_once(&crc_once, crc_init_once);
 	return crc_selected;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rpc_rdma.c - the ONC RPC client over RPC-over-RDMA version 1 (rpc_rdma.h):
+ * rpc_clnt_rdma.c - the ONC RPC client over RPC-over-RDMA version 1 (rpc_rdma.h):
  * a libtirpc CLIENT whose clnt_call() is a Requester (RFC 8166 §3.5):
  *
- *  - the call is XDR-encoded through the reducing stream (rpc_xdr.c); when
+ *  - the call is XDR-encoded through the reducing stream (rpcrdma_xdr.c); when
  *    the whole call fits the negotiated inline threshold it goes inline
  *    (Short), else its large opaque items become Read chunks registered in
  *    place (Chunked), and if the reduced call still does not fit it goes as
@@ -432,7 +432,7 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 	uint8_t *p = c->rx + (size_t)rx * c->rxsz;
 	struct rpcrdma_hdr r;
 	struct rr_slot *sl;
-	struct rpc_xdr d;
+	struct rpcrdma_xdr d;
 	struct rpc_msg msg;
 	const uint8_t *payload;
 	uint32_t paylen, wlen = 0;
@@ -503,8 +503,8 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 	memset(&msg, 0, sizeof(msg));
 	msg.acpted_rply.ar_verf = _null_auth;
 	msg.acpted_rply.ar_results.where = sl->resp;
-	msg.acpted_rply.ar_results.proc = (xdrproc_t)rpc_xdr_results;
-	rpc_xdr_decode_init(&d, payload, paylen, wlen ? sl->result.buf : NULL, wlen);
+	msg.acpted_rply.ar_results.proc = (xdrproc_t)rpcrdma_xdr_results;
+	rpcrdma_xdr_decode_init(&d, payload, paylen, wlen ? sl->result.buf : NULL, wlen);
 	d.armed = 0; /* the chunk stands in only inside the results */
 	d.inner = sl->xres;
 	/* the XID was checked above (RDMA_NOMSG) or by the codec (RDMA_MSG) */
@@ -522,7 +522,7 @@ static void on_reply(struct rr_clnt *c, unsigned rx, uint32_t blen)
 		sl->err.re_why = AUTH_INVALIDRESP;
 	}
 	/* only an accepted reply has a verifier: in a denied one the union
-	 * holds rejected_reply fields there (found by fuzz_rpc_xdr) */
+	 * holds rejected_reply fields there (found by fuzz_rpcrdma_xdr) */
 	if (msg.rm_reply.rp_stat == MSG_ACCEPTED && msg.acpted_rply.ar_verf.oa_base) {
 		XDR fx;
 
@@ -580,7 +580,7 @@ static enum clnt_stat rr_start(struct rr_clnt *c, rpcproc_t proc, xdrproc_t xarg
 {
 	struct rr_slot *sl = NULL;
 	struct rpcrdma_hdr *h;
-	struct rpc_xdr s;
+	struct rpcrdma_xdr s;
 	struct rpc_msg msg;
 	unsigned idx = 0;
 	int rc, divert;
@@ -639,7 +639,7 @@ static enum clnt_stat rr_start(struct rr_clnt *c, rpcproc_t proc, xdrproc_t xarg
 	msg.rm_call.cb_rpcvers = RPC_MSG_VERSION;
 	msg.rm_call.cb_prog = c->prog;
 	msg.rm_call.cb_vers = c->vers;
-	rpc_xdr_encode_init(&s, sl->msg, (u_int)sl->msgcap, 0, 0);
+	rpcrdma_xdr_encode_init(&s, sl->msg, (u_int)sl->msgcap, 0, 0);
 	if (!xdr_callhdr(&s.x, &msg) || !xdr_u_int32_t(&s.x, &proc) || !AUTH_MARSHALL(c->cl->cl_auth, &s.x))
 		return fail_call(c, RPC_CANTENCODEARGS, 0);
 	if (divert) {

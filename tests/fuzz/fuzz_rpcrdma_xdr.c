@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the ONC RPC decode paths of the RDMA transports
- * (rpcrdma/rpc_xdr.c with libtirpc's xdr_callmsg/xdr_replymsg), as the
+ * (rpcrdma/rpcrdma_xdr.c with libtirpc's xdr_callmsg/xdr_replymsg), as the
  * server decodes a call (rpc_svc_rdma.c: xdr_callmsg, then the dispatch
- * routine's arguments) and the client a reply (rpc_rdma.c: xdr_replymsg
+ * routine's arguments) and the client a reply (rpc_clnt_rdma.c: xdr_replymsg
  * with its results, a Write chunk standing in for one opaque item).
  *
  * Input: octet 0 selects call (even) or reply (odd); octets 1..4 give the
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc_xdr.h"
+#include "rpcrdma_xdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,7 +45,7 @@ static bool_t xdr_res(XDR *x, struct res *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rpc_xdr d;
+	struct rpcrdma_xdr d;
 	struct rpc_msg m;
 	struct res r;
 	char cred[MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* a call, as svc_getreq_common() prepares it */
 		m.rm_call.cb_cred.oa_base = cred;
 		m.rm_call.cb_verf.oa_base = verf;
-		rpc_xdr_decode_init(&d, p, (u_int)plen, NULL, 0);
+		rpcrdma_xdr_decode_init(&d, p, (u_int)plen, NULL, 0);
 		if (xdr_callmsg(&d.x, &m)) {
 			CHECK(d.pos <= plen);
 			CHECK(m.rm_call.cb_cred.oa_length <= MAX_AUTH_BYTES);
@@ -78,8 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		m.acpted_rply.ar_verf = _null_auth;
 		m.acpted_rply.ar_results.where = (caddr_t)&r;
-		m.acpted_rply.ar_results.proc = (xdrproc_t)rpc_xdr_results;
-		rpc_xdr_decode_init(&d, p, (u_int)plen, wl ? w : NULL, (u_int)wl);
+		m.acpted_rply.ar_results.proc = (xdrproc_t)rpcrdma_xdr_results;
+		rpcrdma_xdr_decode_init(&d, p, (u_int)plen, wl ? w : NULL, (u_int)wl);
 		d.armed = 0;
 		d.inner = (xdrproc_t)xdr_res;
 		if (xdr_replymsg(&d.x, &m)) {
