@@ -84,19 +84,4 @@ const char *crc32c_impl_name(enum crc32c_impl impl);
  */
 uint32_t crc32c_shift(uint32_t state, uint64_t len);
 
-/*
- * The names from when CRC32C lived in mpa/, still called by
- * verbs-shim/uiw_verbs.c and uiw_version.c: to go once those call the names
- * above.
- */
-static inline uint32_t mpa_crc32c(const void *buf, size_t len)
-{
-	return crc32c(buf, len);
-}
-
-static inline enum crc32c_impl mpa_crc32c_selected(void)
-{
-	return crc32c_selected();
-}
-
 #endif /* UIW_CRC32C_H */

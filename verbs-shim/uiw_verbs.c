@@ -43,7 +43,7 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 		return -EINVAL;
 	/* CRC32C tables are built on first use (about 1 ms): here, not in
 	 * the first FPDU */
-	(void)mpa_crc32c_selected();
+	(void)crc32c_selected();
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;

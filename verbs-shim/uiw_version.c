@@ -15,5 +15,5 @@ const char *uiw_version(void)
 
 unsigned int uiw_crc32c(const void *buf, unsigned long len)
 {
-	return mpa_crc32c(buf, len);
+	return crc32c(buf, len);
 }
