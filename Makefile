@@ -555,7 +555,12 @@ clean:
 	rm -rf build build-san-* build-fuzz
 	@echo "(build-vm/, the cached siw VM, is kept: rm -rf build-vm to rebuild it)"
 
-.SECONDARY:
+# Objects and rpcgen output made through pattern chains are kept (not
+# deleted as intermediates).  Not a bare .SECONDARY: that makes every target
+# intermediate, the -MP stubs of headers included, so a header moved or
+# deleted no longer rebuilt the objects that included it.
+.PRECIOUS: $(O)/obj/%.o $(O)/obj/gen/%.o $(GEN)/%.x $(GEN)/%.h $(GEN)/%_xdr.c $(GEN)/%_clnt.c \
+           $(GEN)/%_svc.c
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d) \
          $(TOOL_SRCS:%.c=$(O)/obj/%.d) $(PROG_SRCS:%.c=$(O)/obj/%.d)
