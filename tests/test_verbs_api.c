@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -285,6 +286,31 @@ static void pair_down(struct ta_side *srv, struct ta_side *cli, struct uiw_cm_id
 	side_close(srv);
 	memset(ta_all, 0, sizeof(ta_all));
 }
+
+/* Opening and closing a context leaves nothing pending on the calling
+ * thread: its next blocking epoll_wait() times out instead of failing with
+ * EINTR (a ring torn down notifies the task that created it; libfabric's
+ * event queue wait stopped on that). */
+START_TEST(test_api_close_no_eintr)
+{
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		struct uiw_context_attr a = {0};
+		struct uiw_context *ctx;
+		struct epoll_event ev;
+		int ep, r;
+
+		a.engine_threads = threads;
+		ck_assert_int_eq(uiw_open_context(&ctx, &a), 0);
+		ck_assert_int_eq(uiw_close_context(ctx), 0);
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		ck_assert_int_ge(ep, 0);
+		r = epoll_wait(ep, &ev, 1, 20);
+		ck_assert_msg(r == 0, "epoll_wait after uiw_close_context (%u engines): %d (%s)",
+			      threads, r, r < 0 ? strerror(errno) : "an event");
+		close(ep);
+	}
+}
+END_TEST
 
 START_TEST(test_api_polled)
 {
@@ -850,6 +876,7 @@ Suite *verbs_api_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_api_bad_attrs);
+	tcase_add_test(tc, test_api_close_no_eintr);
 	tcase_add_test(tc, test_api_polled);
 	tcase_add_test(tc, test_api_context_fd);
 	tcase_add_loop_test(tc, test_api_addresses, 0, 3);

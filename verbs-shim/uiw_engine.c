@@ -884,13 +884,43 @@ int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 	return pthread_cond_wait(&ctx->cond, &ctx->lock);
 }
 
+/* One thread submits (the progress thread, or in polled mode the
+ * application's): completions are then run as deferred task work when that
+ * thread asks for events, without the cross-CPU locking and wake-ups of the
+ * default mode.  Older kernels: plain ring. */
+static int eng_ring_init(struct uiw_engine *eng)
+{
+	int ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring,
+				      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+					      IORING_SETUP_R_DISABLED);
+
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring, 0);
+	else if (!ret)
+		eng->ring_disabled = 1; /* the issuer enables it on its first turn */
+	eng->ring_inited = !ret;
+	return ret;
+}
+
+/*
+ * A progress thread creates its ring, turns it until the context stops, and
+ * closes it.  The ring is the thread's from end to end because the kernel
+ * notifies the task that created a ring when it is torn down: made by the
+ * application's thread, every uiw_close_context() left that thread's next
+ * epoll_wait() failing with EINTR (libfabric's event queue wait stopped on
+ * it; test verbs_api/test_api_close_no_eintr).
+ */
 static void *engine_main(void *arg)
 {
 	struct uiw_engine *eng = arg;
 	struct uiw_context *ctx = eng->ctx;
+	int ret = eng_ring_init(eng);
 
 	pthread_mutex_lock(&ctx->lock);
-	while (!ctx->stop) {
+	eng->init_ret = ret;
+	eng->init_done = 1;
+	pthread_cond_broadcast(&ctx->cond);
+	while (!ret && !ctx->stop) {
 		eng_run(eng, UINT64_MAX);
 		if (eng->ring_disabled) {
 			/* the ring could not be enabled (the turn did nothing):
@@ -901,6 +931,11 @@ static void *engine_main(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	/* closing the ring cancels and waits for what is still in flight:
+	 * the ids' memory is still there (engine_stop() frees it after) */
+	if (eng->ring_inited)
+		io_uring_queue_exit(&eng->ring);
+	eng->ring_inited = 0;
 	return NULL;
 }
 
@@ -908,33 +943,20 @@ static void eng_destroy(struct uiw_engine *eng)
 {
 	/* Closing the ring cancels and waits for whatever was still in
 	 * flight, so it goes before the memory those operations use. */
-	io_uring_queue_exit(&eng->ring);
+	if (eng->ring_inited)
+		io_uring_queue_exit(&eng->ring);
+	eng->ring_inited = 0;
 	close(eng->efd);
 }
 
 static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng)
 {
-	int ret;
-
 	eng->ctx = ctx;
 	eng->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (eng->efd < 0)
 		return -errno;
 	eng->efd_op.kind = UIW_OP_EFD;
-	/* One thread submits (the progress thread, or in polled mode the
-	 * application's): completions are then run as deferred task work when
-	 * that thread asks for events, without the cross-CPU locking and
-	 * wake-ups of the default mode.  Older kernels: plain ring. */
-	ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring,
-				  IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-					  IORING_SETUP_R_DISABLED);
-	if (ret == -EINVAL)
-		ret = io_uring_queue_init(UIW_RING_DEPTH, &eng->ring, 0);
-	else if (!ret)
-		eng->ring_disabled = 1; /* the issuer enables it on its first turn */
-	if (ret)
-		close(eng->efd);
-	return ret;
+	return 0;
 }
 
 int engine_start(struct uiw_context *ctx)
@@ -956,8 +978,15 @@ int engine_start(struct uiw_context *ctx)
 			goto out_eng;
 	}
 	ctx->neng = n;
-	if (ctx->attr.mode == UIW_CTX_POLLED)
+	if (ctx->attr.mode == UIW_CTX_POLLED) {
+		/* the application's thread is the ring's submitter: its own */
+		ret = eng_ring_init(&ctx->eng[0]);
+		if (ret) {
+			engine_stop(ctx);
+			return ret;
+		}
 		return 0;
+	}
 	for (i = 0; i < n; i++) {
 		ret = -pthread_create(&ctx->eng[i].thread, NULL, engine_main, &ctx->eng[i]);
 		if (ret) {
@@ -966,7 +995,19 @@ int engine_start(struct uiw_context *ctx)
 		}
 		ctx->eng[i].started = 1;
 	}
-	return 0;
+	/* each thread made its ring: wait for the outcome */
+	ret = 0;
+	pthread_mutex_lock(&ctx->lock);
+	for (i = 0; i < n; i++) {
+		while (!ctx->eng[i].init_done)
+			pthread_cond_wait(&ctx->cond, &ctx->lock);
+		if (ctx->eng[i].init_ret && !ret)
+			ret = ctx->eng[i].init_ret;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret)
+		engine_stop(ctx);
+	return ret;
 out_eng:
 	while (i--)
 		eng_destroy(&ctx->eng[i]);

@@ -68,6 +68,8 @@ struct uiw_engine {
 	int in_wait;
 	int kicked; /* atomic: a kick was sent during this wait */
 	int ring_disabled; /* created R_DISABLED: the first turn enables it */
+	int ring_inited;   /* @ring exists (made by the thread that submits to it) */
+	int init_done, init_ret; /* progress thread: its ring was made (0) or not (-errno) */
 	int has_issuer;	   /* @issuer is the ring's single submitter */
 	pthread_t issuer;
 };
