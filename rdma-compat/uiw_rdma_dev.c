@@ -155,7 +155,7 @@ struct uiw_rdma_device *uiw_rdma_device(void)
 
 static struct uiw_rdma_context *to_rctx(struct ibv_context *c)
 {
-	return (struct uiw_rdma_context *)((char *)c - offsetof(struct uiw_rdma_context, vctx.context));
+	return uiw_rdma_ctx(c);
 }
 
 static int is_ours(struct ibv_device *device)
@@ -412,13 +412,20 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = -ret;
 		return NULL;
 	}
+	ret = uiw_rdma_async_init(rc);
+	if (ret) {
+		uiw_close_context(rc->uctx);
+		free(rc);
+		errno = ret;
+		return NULL;
+	}
 	rc->dev = uiw_rdma_device();
+	uiw_rdma_init_ops(rc);
 	rc->vctx.sz = sizeof(rc->vctx);
 	rc->vctx.query_port = query_port;
 	rc->vctx.query_device_ex = query_device_ex;
 	rc->vctx.context.device = device;
 	rc->vctx.context.cmd_fd = -1;
-	rc->vctx.context.async_fd = -1; /* no async events yet */
 	rc->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&rc->vctx.context.mutex, NULL);
 	rc->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -433,9 +440,12 @@ int ibv_close_device(struct ibv_context *context)
 	if (!context)
 		return EINVAL;
 	rc = to_rctx(context);
+	if (rc->cm_owned)
+		return EBUSY; /* rdma_cm_id.verbs belongs to the connection manager */
 	ret = uiw_close_context(rc->uctx);
 	if (ret)
 		return -ret; /* EBUSY: objects of the context still exist */
+	uiw_rdma_async_fini(rc);
 	pthread_mutex_destroy(&rc->vctx.context.mutex);
 	free(rc);
 	return 0;
