@@ -115,11 +115,19 @@ static int fail(int e)
 
 /* ---- ids, events, channels (CM lock held) ------------------------------------ */
 
+/* A destroyed channel's memory is never returned: a thread of the
+ * application may still be on its way into rdma_get_cm_event() with it
+ * (rping's CM thread, when its main thread gives up early), and then gets
+ * EBADF, as from a closed fd, instead of reading freed memory.  A few dozen
+ * octets per channel ever destroyed. */
 static void channel_free(struct cm_channel *c)
 {
 	if (c->ch.fd >= 0)
 		close(c->ch.fd);
-	free(c);
+	c->ch.fd = -1;
+	c->dead = 1;
+	c->head = NULL;
+	c->tail = &c->head;
 }
 
 static void id_unlink(struct uiw_rdma_cm_id *w)
@@ -148,11 +156,9 @@ static struct uiw_rdma_cm_id *id_by_uid(struct uiw_cm_id *uid)
 
 static void id_release_channel(struct uiw_rdma_cm_id *w)
 {
-	struct cm_channel *c = w->ch;
-
+	if (w->ch)
+		w->ch->nids--;
 	w->ch = NULL;
-	if (c && !--c->nids && c->dead)
-		channel_free(c);
 }
 
 static void ev_free(struct cm_event *e);
@@ -422,6 +428,10 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		return;
 	c = to_ch(channel);
 	pthread_mutex_lock(&cm_lock);
+	if (c->dead) {
+		pthread_mutex_unlock(&cm_lock);
+		return;
+	}
 	while (c->head) {
 		struct cm_event *e = c->head;
 
@@ -431,12 +441,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		ev_free(e);
 	}
 	c->tail = &c->head;
-	close(c->ch.fd);
-	c->ch.fd = -1;
-	if (c->nids)
-		c->dead = 1; /* librdmacm: destroy the ids first; freed with the last */
-	else
-		free(c);
+	channel_free(c); /* ids still on it (librdmacm: destroy them first) get no more events */
 	pthread_mutex_unlock(&cm_lock);
 }
 
@@ -456,6 +461,10 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		int fl;
 
 		pthread_mutex_lock(&cm_lock);
+		if (c->dead) {
+			pthread_mutex_unlock(&cm_lock);
+			return fail(EBADF);
+		}
 		e = c->head;
 		if (e) {
 			c->head = e->next;
@@ -659,10 +668,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		w->id.channel = channel;
 		from->nids--;
 		if (w->own_ch && !from->nids) {
-			from->dead = 1; /* its own channel, created by us: gone */
-			w->own_ch = 0;
-		}
-		if (!from->nids && from->dead) {
+			/* its own channel, created by us: gone */
 			while (from->head) {
 				e = from->head;
 				from->head = e->next;
@@ -670,6 +676,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			}
 			channel_free(from);
 		}
+		w->own_ch = 0;
 		w->sync = 0;
 	}
 	pthread_mutex_unlock(&cm_lock);
