@@ -76,6 +76,16 @@ struct uiw_rdma_cm_id {
 	uint8_t req_rr, req_id; /* CONNECT_REQUEST: what to answer by default */
 	/* CQs and channels rdma_create_qp() made for the application */
 	int own_cqs;
+	/* rdma_connect()'s arguments, for a connection refused by TCP that
+	 * is tried again (see retry_refused()) */
+	char host[INET6_ADDRSTRLEN];
+	uint16_t port;
+	uint8_t pd[255], pd_len, rr, id_depth;
+	int retries;
+	uint64_t retry_at; /* CLOCK_MONOTONIC ns; 0: none due */
+	/* a passive endpoint (rdma_create_ep): the QP each new id gets */
+	struct ibv_qp_init_attr *ep_attr;
+	struct ibv_pd *ep_pd;
 };
 
 struct cm_event {
@@ -143,6 +153,7 @@ static void id_put(struct uiw_rdma_cm_id *w)
 {
 	if (--w->refs || !w->destroyed)
 		return;
+	free(w->ep_attr);
 	free(w);
 }
 
@@ -254,6 +265,84 @@ static void qp_set_state(struct uiw_rdma_cm_id *w, enum ibv_qp_state s)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A connection TCP refused (no listener: REJECTED without private data) is
+ * tried again, every 20 ms up to 5 times, before the application hears of
+ * it.  The kernel's rdma_cm resolves addresses and routes asynchronously,
+ * which gives a peer about to listen that moment; this library resolves at
+ * once, and programs rely on the moment (perftest -R: its server listens
+ * again for the test connection right after the handshake on the first
+ * one, and its client's retry after a REJECTED reads freed memory).
+ * 1 when a retry is scheduled (CM lock held).
+ */
+#define REFUSED_RETRIES 5
+#define REFUSED_RETRY_NS 20000000ull
+
+static int retry_refused(struct uiw_rdma_cm_id *w, const struct uiw_cm_event *u)
+{
+	if (u->event != UIW_CM_EVENT_REJECTED || u->status != -ECONNREFUSED || u->private_data_len ||
+	    !w->initiator || w->retries >= REFUSED_RETRIES || !w->qp || w->destroyed)
+		return 0;
+	w->retries++;
+	uiw_destroy_id(w->uid); /* a failed id serves no second attempt */
+	w->uid = NULL;
+	w->retry_at = now_ns() + REFUSED_RETRY_NS;
+	return 1;
+}
+
+/* the retries due now; the time of the next one (0: none); CM lock held */
+static uint64_t retry_due(void)
+{
+	uint64_t now = now_ns(), next = 0;
+	struct uiw_conn_param up;
+
+	for (struct uiw_rdma_cm_id *w = all_ids; w; w = w->next) {
+		struct cm_event *e;
+		int ret;
+
+		if (!w->retry_at)
+			continue;
+		if (w->retry_at > now) {
+			if (!next || w->retry_at < next)
+				next = w->retry_at;
+			continue;
+		}
+		w->retry_at = 0;
+		ret = -EINVAL;
+		if (w->qp && !w->destroyed) {
+			memset(&up, 0, sizeof(up));
+			up.private_data = w->pd_len ? w->pd : NULL;
+			up.private_data_len = w->pd_len;
+			up.responder_resources = w->rr;
+			up.initiator_depth = w->id_depth;
+			ret = uiw_create_id(cm_rc->uctx, w, &w->uid);
+			if (!ret) {
+				ret = uiw_connect(w->uid, w->host, w->port, w->qp->uqp, &up);
+				if (ret) {
+					uiw_destroy_id(w->uid);
+					w->uid = NULL;
+				}
+			}
+		}
+		if (!ret)
+			continue;
+		/* cannot even try again: the refusal stands */
+		w->state = ID_CLOSED;
+		e = ev_new(w, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED);
+		if (e)
+			ev_queue(w->ch, e);
+	}
+	return next;
+}
+
 /* a uiwarp event, translated, to the channel of its id (CM lock held) */
 static void route(struct uiw_cm_event *u)
 {
@@ -261,6 +350,12 @@ static void route(struct uiw_cm_event *u)
 	struct uiw_rdma_cm_id *w, *l = NULL;
 	struct cm_event *e;
 	unsigned pl;
+
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: cm event %s status %d uid %p pd_len %u ird %u ord %u term %u %u/%u/%u\n",
+			uiw_event_str(u->event), u->status, (void *)u->id, u->private_data_len,
+			u->responder_resources, u->initiator_depth, u->term_flags, u->term_layer, u->term_etype,
+			u->term_ecode);
 
 	if (u->event == UIW_CM_EVENT_CONNECT_REQUEST) {
 		l = id_by_uid(u->listen_id);
@@ -318,6 +413,8 @@ static void route(struct uiw_cm_event *u)
 	case UIW_CM_EVENT_CONNECT_REQUEST:
 		break;
 	default: /* REJECTED, UNREACHABLE, CONNECT_ERROR */
+		if (retry_refused(w, u))
+			return;
 		w->state = ID_CLOSED;
 		break;
 	}
@@ -357,8 +454,17 @@ static void *cm_thread(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's signals are its own */
+	uint64_t next = 0;
+
 	for (;;) {
-		if (poll(&p, 1, -1) < 0) {
+		int tmo = -1;
+
+		if (next) {
+			uint64_t now = now_ns();
+
+			tmo = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		}
+		if (poll(&p, 1, tmo) < 0) {
 			if (errno != EINTR) {
 				struct timespec ts = {0, 10000000};
 
@@ -369,6 +475,7 @@ static void *cm_thread(void *arg)
 		pthread_mutex_lock(&cm_lock);
 		while (uiw_get_cm_event(uctx, &u, 0) == 0)
 			route(&u);
+		next = retry_due();
 		pthread_mutex_unlock(&cm_lock);
 	}
 	return NULL;
@@ -935,6 +1042,18 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	c->sync = 1;
 	c->own_ch = 1;
 	pthread_mutex_unlock(&cm_lock);
+	if (l->ep_attr) {
+		/* rdma_create_ep() on a passive endpoint: each new id gets its QP */
+		struct ibv_qp_init_attr a = *l->ep_attr;
+
+		if (rdma_create_qp(&c->id, l->ep_pd, &a)) {
+			int e = errno;
+
+			rdma_reject(&c->id, NULL, 0);
+			rdma_destroy_id(&c->id);
+			return fail(e);
+		}
+	}
 	*id = &c->id;
 	return 0;
 }
@@ -1219,9 +1338,20 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		pthread_mutex_unlock(&cm_lock);
 		return fail(-ret);
 	}
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: connect id %p qp %u to %s port %u\n", (void *)id, qp->qpx.qp_base.qp_num,
+			host, sa_port(&id->route.addr.dst_addr));
 	w->qp = qp;
 	qp->cm = w;
 	w->initiator = 1;
+	/* kept for a retry of a refused connection */
+	snprintf(w->host, sizeof(w->host), "%s", host);
+	w->port = sa_port(&id->route.addr.dst_addr);
+	w->pd_len = (uint8_t)up.private_data_len;
+	if (w->pd_len)
+		memcpy(w->pd, up.private_data, w->pd_len);
+	w->rr = (uint8_t)up.responder_resources;
+	w->id_depth = (uint8_t)up.initiator_depth;
 	w->state = ID_CONNECTING;
 	pthread_mutex_unlock(&cm_lock);
 	if (w->sync)
@@ -1255,6 +1385,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		pthread_mutex_unlock(&cm_lock);
 		return fail(-ret);
 	}
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: accept id %p qp %u\n", (void *)id, qp->qpx.qp_base.qp_num);
 	w->qp = qp;
 	qp->cm = w;
 	w->state = ID_CONNECTING;
@@ -1393,4 +1525,146 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 void rdma_free_devices(struct ibv_context **list)
 {
 	free(list);
+}
+
+/* ---- rdma_getaddrinfo, endpoints ------------------------------------------------ */
+
+/* Over getaddrinfo(3): TCP addresses are all iWARP needs (no route or
+ * path records).  Returns 0, getaddrinfo()'s (negative) EAI_* code when
+ * the name does not resolve (as librdmacm), or -1 with errno. */
+int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res)
+{
+	struct addrinfo h, *ai = NULL, *a;
+	struct rdma_addrinfo *head = NULL, **tail = &head;
+	int passive, ret;
+
+	if (!res || (!node && !service))
+		return fail(EINVAL);
+	*res = NULL;
+	memset(&h, 0, sizeof(h));
+	h.ai_socktype = SOCK_STREAM;
+	passive = hints && (hints->ai_flags & RAI_PASSIVE);
+	if (hints) {
+		if (hints->ai_family && hints->ai_family != AF_INET && hints->ai_family != AF_INET6)
+			return fail(EAFNOSUPPORT); /* AF_IB */
+		if (hints->ai_port_space && hints->ai_port_space != RDMA_PS_TCP) {
+			uiw_rdma_say_once("gai-ps", "rdma_getaddrinfo(): port space %d: iWARP is RDMA_PS_TCP "
+					  "only: EOPNOTSUPP", hints->ai_port_space);
+			return fail(EOPNOTSUPP);
+		}
+		if (hints->ai_qp_type && hints->ai_qp_type != IBV_QPT_RC) {
+			uiw_rdma_say_once("gai-qp", "rdma_getaddrinfo(): QP type %d: iWARP has RC only: "
+					  "EOPNOTSUPP", hints->ai_qp_type);
+			return fail(EOPNOTSUPP);
+		}
+		h.ai_family = hints->ai_family;
+		if (hints->ai_flags & RAI_NUMERICHOST)
+			h.ai_flags |= AI_NUMERICHOST;
+	}
+	if (passive)
+		h.ai_flags |= AI_PASSIVE;
+	ret = getaddrinfo(node, service, &h, &ai);
+	if (ret)
+		return ret;
+	for (a = ai; a; a = a->ai_next) {
+		struct rdma_addrinfo *r;
+		struct sockaddr *sa;
+
+		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
+			continue;
+		r = calloc(1, sizeof(*r) + 2 * sizeof(struct sockaddr_storage));
+		if (!r) {
+			freeaddrinfo(ai);
+			rdma_freeaddrinfo(head);
+			return fail(ENOMEM);
+		}
+		sa = (struct sockaddr *)(r + 1);
+		memcpy(sa, a->ai_addr, a->ai_addrlen);
+		r->ai_flags = hints ? hints->ai_flags : 0;
+		r->ai_family = a->ai_family;
+		r->ai_qp_type = IBV_QPT_RC;
+		r->ai_port_space = RDMA_PS_TCP;
+		if (passive) {
+			r->ai_src_addr = sa;
+			r->ai_src_len = a->ai_addrlen;
+		} else {
+			r->ai_dst_addr = sa;
+			r->ai_dst_len = a->ai_addrlen;
+			if (hints && hints->ai_src_addr && hints->ai_src_len &&
+			    hints->ai_src_len <= sizeof(struct sockaddr_storage)) {
+				r->ai_src_addr = (struct sockaddr *)((struct sockaddr_storage *)sa + 1);
+				memcpy(r->ai_src_addr, hints->ai_src_addr, hints->ai_src_len);
+				r->ai_src_len = hints->ai_src_len;
+			}
+		}
+		*tail = r;
+		tail = &r->ai_next;
+	}
+	freeaddrinfo(ai);
+	if (!head)
+		return fail(EAFNOSUPPORT);
+	*res = head;
+	return 0;
+}
+
+/* lists come from rdma_getaddrinfo() only: one allocation per entry */
+void rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	while (res) {
+		struct rdma_addrinfo *n = res->ai_next;
+
+		free(res);
+		res = n;
+	}
+}
+
+int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
+		   struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cid;
+	int e;
+
+	if (!id || !res)
+		return fail(EINVAL);
+	*id = NULL;
+	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)(res->ai_port_space ? res->ai_port_space
+										   : RDMA_PS_TCP)))
+		return -1;
+	if (res->ai_flags & RAI_PASSIVE) {
+		if (!res->ai_src_addr || rdma_bind_addr(cid, res->ai_src_addr))
+			goto err;
+		if (qp_init_attr) {
+			struct uiw_rdma_cm_id *w = to_id(cid);
+
+			w->ep_attr = malloc(sizeof(*qp_init_attr));
+			if (!w->ep_attr) {
+				errno = ENOMEM;
+				goto err;
+			}
+			*w->ep_attr = *qp_init_attr;
+			w->ep_pd = pd;
+		}
+	} else {
+		if (rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000) ||
+		    rdma_resolve_route(cid, 2000))
+			goto err;
+		if (qp_init_attr && rdma_create_qp(cid, pd, qp_init_attr))
+			goto err;
+	}
+	*id = cid;
+	return 0;
+err:
+	e = errno;
+	rdma_destroy_id(cid);
+	return fail(e);
+}
+
+void rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	if (!id)
+		return;
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
 }

@@ -406,6 +406,17 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	memset(&ua, 0, sizeof(ua));
 	ua.max_mr = UIW_RDMA_MAX_MR;
+	/* RFC 6581 peer-to-peer mode: as initiator, ask for it and send the
+	 * ready-to-receive message, so that the accepting side may send first
+	 * (MPA holds a responder's FPDUs until one arrived: ib_write_lat's
+	 * server writes first).  Hardware iWARP RNICs (cxgb4) do the same by
+	 * default.  UIW_RDMA_P2P=0 turns it off (an MPA revision 2 exchange
+	 * without it, as Linux siw's default). */
+	{
+		const char *p2p = getenv("UIW_RDMA_P2P");
+
+		ua.p2p = !(p2p && !strcmp(p2p, "0"));
+	}
 	ret = uiw_open_context(&rc->uctx, &ua);
 	if (ret) {
 		free(rc);

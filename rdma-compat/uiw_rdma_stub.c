@@ -97,32 +97,6 @@ int ibv_fork_init(void)
 
 /* ---- librdmacm --------------------------------------------------------------- */
 
-int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		     struct rdma_addrinfo **res)
-{
-	(void)node, (void)service, (void)hints, (void)res;
-	NOT_YET_NEG();
-}
-
-/* rdma_getaddrinfo() never returned a list yet: nothing to free */
-void rdma_freeaddrinfo(struct rdma_addrinfo *res)
-{
-	(void)res;
-}
-
-int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-		   struct ibv_qp_init_attr *qp_init_attr)
-{
-	(void)id, (void)res, (void)pd, (void)qp_init_attr;
-	NOT_YET_NEG();
-}
-
-void rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	(void)id;
-	uiw_rdma_unimplemented(__func__);
-}
-
 /* iWARP has no multicast */
 int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
 			   void *context)

@@ -63,6 +63,20 @@ void uiw_rdma_say_once(const char *key, const char *fmt, ...)
 	errno = e;
 }
 
+/* UIW_RDMA_TRACE=1: one line on stderr per QP created, work request
+ * posted and completion polled (debugging a program's use of the API) */
+int uiw_rdma_tracing(void)
+{
+	static int t = -1;
+
+	if (t < 0) {
+		const char *e = getenv("UIW_RDMA_TRACE");
+
+		t = e && *e && *e != '0';
+	}
+	return t;
+}
+
 /* ---- QP numbers ------------------------------------------------------------------
  * uiwarp has no QP numbers (an issue-19 core change): the library gives
  * each QP a 24-bit number and keeps two tables, by number (rdma_accept()'s
@@ -608,6 +622,9 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 				w->invalidated_rkey = u->invalidated_rkey;
 			}
 			w->qp_num = q->last_qpn;
+			if (uiw_rdma_tracing())
+				fprintf(stderr, "uiw-rdma: poll_cq qp %u wr_id %llu status %d opcode %d len %u\n",
+					w->qp_num, (unsigned long long)w->wr_id, w->status, w->opcode, w->byte_len);
 			w->src_qp = 0;
 			w->pkey_index = 0;
 			w->slid = 0;
@@ -704,6 +721,10 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 				u[n].invalidate_rkey = w->invalidate_rkey;
 			u[n].wr.rdma.remote_addr = w->wr.rdma.remote_addr;
 			u[n].wr.rdma.rkey = w->wr.rdma.rkey;
+			if (uiw_rdma_tracing())
+				fprintf(stderr, "uiw-rdma: post_send qp %u wr_id %llu op %d flags 0x%x sge %d len %u\n",
+					ibqp->qp_num, (unsigned long long)w->wr_id, op, u[n].send_flags,
+					w->num_sge, w->num_sge ? w->sg_list[0].length : 0);
 			if (n)
 				u[n - 1].next = &u[n];
 			src[n++] = w;
@@ -926,6 +947,9 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
 	qpx_init_ops(qp);
 	qpt_add(qp);
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: create_qp %u ctx %p sq %u rq %u inline %u\n", qp->qpx.qp_base.qp_num,
+			(void *)context, ua.cap.max_send_wr, ua.cap.max_recv_wr, ua.cap.max_inline_data);
 	return &qp->qpx.qp_base;
 }
 
