@@ -68,7 +68,14 @@ struct uiw_rdma_pd {
 struct uiw_rdma_mr {
 	struct ibv_mr mr;
 	struct uiw_mr *umr;
+	struct uiw_rdma_mr *hnext; /* lkey table */
 };
+
+/* Work requests of at most this many octets are copied when posted (as
+ * inline ones): a program may rewrite a small buffer before its Write or
+ * Send completed (perftest's credit Writes of ib_send_bw do), which an
+ * RNIC tolerates but a CRC computed apart from the copy to TCP does not. */
+#define UIW_RDMA_COPY_MAX 64
 
 struct uiw_rdma_channel {
 	struct ibv_comp_channel ch;

@@ -348,6 +348,51 @@ static struct uiw_pd *upd_of(struct ibv_pd *pd)
 
 /* ---- memory regions ----------------------------------------------------------- */
 
+/* lkey -> region, to copy small work requests at post time only from
+ * memory the application registered for them (see UIW_RDMA_COPY_MAX) */
+#define MR_BUCKETS 256
+static pthread_rwlock_t mrt_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct uiw_rdma_mr *mrt[MR_BUCKETS];
+
+static void mrt_add(struct uiw_rdma_mr *m)
+{
+	pthread_rwlock_wrlock(&mrt_lock);
+	m->hnext = mrt[m->mr.lkey % MR_BUCKETS];
+	mrt[m->mr.lkey % MR_BUCKETS] = m;
+	pthread_rwlock_unlock(&mrt_lock);
+}
+
+static void mrt_del(struct uiw_rdma_mr *m)
+{
+	pthread_rwlock_wrlock(&mrt_lock);
+	for (struct uiw_rdma_mr **pp = &mrt[m->mr.lkey % MR_BUCKETS]; *pp; pp = &(*pp)->hnext)
+		if (*pp == m) {
+			*pp = m->hnext;
+			break;
+		}
+	pthread_rwlock_unlock(&mrt_lock);
+}
+
+/* every SGE of @w lies in a region of @pd registered under its lkey */
+static int sges_registered(struct ibv_pd *pd, const struct ibv_send_wr *w)
+{
+	int ok = 1;
+
+	pthread_rwlock_rdlock(&mrt_lock);
+	for (int i = 0; i < w->num_sge && ok; i++) {
+		const struct ibv_sge *g = &w->sg_list[i];
+		struct uiw_rdma_mr *m;
+
+		for (m = mrt[g->lkey % MR_BUCKETS]; m; m = m->hnext)
+			if (m->mr.lkey == g->lkey)
+				break;
+		ok = m && m->mr.pd == pd && g->addr >= (uintptr_t)m->mr.addr &&
+		     g->length <= m->mr.length && g->addr - (uintptr_t)m->mr.addr <= m->mr.length - g->length;
+	}
+	pthread_rwlock_unlock(&mrt_lock);
+	return ok;
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsigned access)
 {
 	struct uiw_rdma_mr *m;
@@ -394,6 +439,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsig
 	m->mr.handle = next_handle();
 	m->mr.lkey = m->umr->lkey;
 	m->mr.rkey = m->umr->rkey;
+	mrt_add(m);
 	return &m->mr;
 }
 
@@ -424,9 +470,12 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	if (!mr)
 		return pos_err(EINVAL);
 	m = uiw_rdma_container_of(mr, struct uiw_rdma_mr, mr);
+	mrt_del(m);
 	ret = uiw_dereg_mr(m->umr);
-	if (ret)
+	if (ret) {
+		mrt_add(m);
 		return pos_err(-ret); /* EBUSY: memory still in use after 2 s */
+	}
 	free(m);
 	return 0;
 }
@@ -719,6 +768,15 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 			}
 			if (op == UIW_WR_LOCAL_INV || op == UIW_WR_SEND_WITH_INV)
 				u[n].invalidate_rkey = w->invalidate_rkey;
+			if (op != UIW_WR_RDMA_READ && op != UIW_WR_LOCAL_INV &&
+			    !(u[n].send_flags & UIW_SEND_INLINE)) {
+				uint64_t total = 0;
+
+				for (int i = 0; i < w->num_sge; i++)
+					total += w->sg_list[i].length;
+				if (total <= UIW_RDMA_COPY_MAX && sges_registered(ibqp->pd, w))
+					u[n].send_flags |= UIW_SEND_INLINE;
+			}
 			u[n].wr.rdma.remote_addr = w->wr.rdma.remote_addr;
 			u[n].wr.rdma.rkey = w->wr.rdma.rkey;
 			if (uiw_rdma_tracing())
@@ -912,7 +970,8 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	ua.cap.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
 	ua.cap.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
 	ua.cap.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
-	ua.cap.max_inline_data = a->cap.max_inline_data;
+	ua.cap.max_inline_data =
+		a->cap.max_inline_data > UIW_RDMA_COPY_MAX ? a->cap.max_inline_data : UIW_RDMA_COPY_MAX;
 	ua.ird = UIW_RDMA_QP_IRD_ORD;
 	ua.ord = UIW_RDMA_QP_IRD_ORD;
 	qp = calloc(1, sizeof(*qp));
