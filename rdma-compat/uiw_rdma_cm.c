@@ -1106,6 +1106,8 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	if (id->qp)
 		return fail(EINVAL);
 	a = *attr;
+	if (!a.qp_type)
+		a.qp_type = id->qp_type; /* unset (0 is no QP type): the id's, as librdmacm */
 	if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || !a.pd) {
 		pthread_mutex_lock(&cm_lock);
 		if (!cm_pd && cm_rc)
