@@ -316,6 +316,9 @@ static uint64_t retry_due(void)
 			continue;
 		}
 		w->retry_at = 0;
+		if (uiw_rdma_tracing())
+			fprintf(stderr, "uiw-rdma: connect id %p again (refused, try %d)\n", (void *)&w->id,
+				w->retries);
 		ret = -EINVAL;
 		if (w->qp && !w->destroyed) {
 			memset(&up, 0, sizeof(up));
@@ -391,8 +394,11 @@ static void route(struct uiw_cm_event *u)
 		all_ids = w;
 	} else {
 		w = id_by_uid(u->id);
-		if (!w || w->destroyed)
+		if (!w || w->destroyed) {
+			if (uiw_rdma_tracing())
+				fprintf(stderr, "uiw-rdma: cm event for an id destroyed: dropped\n");
 			return;
+		}
 	}
 	switch (u->event) {
 	case UIW_CM_EVENT_ESTABLISHED:
@@ -691,6 +697,9 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	all_ids = w;
 	pthread_mutex_unlock(&cm_lock);
 	*id = &w->id;
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: create_id %p channel %p%s\n", (void *)*id, (void *)channel,
+			sync ? " (synchronous)" : "");
 	return 0;
 }
 
@@ -702,6 +711,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (!id)
 		return fail(EINVAL);
 	w = to_id(id);
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: destroy_id %p\n", (void *)id);
 	pthread_mutex_lock(&cm_lock);
 	if (w->destroyed) {
 		pthread_mutex_unlock(&cm_lock);
@@ -743,6 +754,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	}
 	w = to_id(id);
 	to = to_ch(channel);
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: migrate_id %p to channel %p\n", (void *)id, (void *)channel);
 	pthread_mutex_lock(&cm_lock);
 	from = w->ch;
 	if (w->destroyed || !from || to->dead) {
@@ -1005,6 +1018,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return fail(-ret);
 	}
 	sa_set_port(sa, uiw_get_port(w->uid));
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: listen id %p on %s port %u\n", (void *)id, host, uiw_get_port(w->uid));
 	w->state = ID_LISTEN;
 	pthread_mutex_unlock(&cm_lock);
 	return 0;
@@ -1541,9 +1556,38 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	struct rdma_addrinfo *head = NULL, **tail = &head;
 	int passive, ret;
 
-	if (!res || (!node && !service))
+	if (!res)
 		return fail(EINVAL);
 	*res = NULL;
+	if (!node && !service) {
+		/* the addresses themselves, in the hints (libfabric's verbs
+		 * provider asks so) */
+		struct sockaddr *src = hints ? hints->ai_src_addr : NULL, *dst = hints ? hints->ai_dst_addr : NULL;
+		struct rdma_addrinfo *r;
+
+		if ((!src && !dst) || (src && !sa_ok(src)) || (dst && !sa_ok(dst)) ||
+		    (src && hints->ai_src_len < sa_len(src)) || (dst && hints->ai_dst_len < sa_len(dst)))
+			return fail(EINVAL);
+		r = calloc(1, sizeof(*r) + 2 * sizeof(struct sockaddr_storage));
+		if (!r)
+			return fail(ENOMEM);
+		r->ai_flags = hints->ai_flags;
+		r->ai_family = (dst ? dst : src)->sa_family;
+		r->ai_qp_type = IBV_QPT_RC;
+		r->ai_port_space = RDMA_PS_TCP;
+		if (src) {
+			r->ai_src_addr = (struct sockaddr *)(r + 1);
+			memcpy(r->ai_src_addr, src, sa_len(src));
+			r->ai_src_len = sa_len(src);
+		}
+		if (dst) {
+			r->ai_dst_addr = (struct sockaddr *)((struct sockaddr_storage *)(r + 1) + 1);
+			memcpy(r->ai_dst_addr, dst, sa_len(dst));
+			r->ai_dst_len = sa_len(dst);
+		}
+		*res = r;
+		return 0;
+	}
 	memset(&h, 0, sizeof(h));
 	h.ai_socktype = SOCK_STREAM;
 	passive = hints && (hints->ai_flags & RAI_PASSIVE);

@@ -406,10 +406,15 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsig
 	 * HUGETLB is a hint */
 	access &= ~(unsigned)(IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB);
 	if (access & IBV_ACCESS_REMOTE_ATOMIC) {
-		uiw_rdma_say_once("mr-atomic", "ibv_reg_mr(): IBV_ACCESS_REMOTE_ATOMIC: uiwarp has no atomics "
-				  "(iWARP: RFC 7306 not implemented): EOPNOTSUPP");
-		errno = EOPNOTSUPP;
-		return NULL;
+		/* accepted as the kernel's verbs accept it on a device without
+		 * atomics (libfabric's verbs provider asks for it on every
+		 * region): no atomic operation can reach the region anyway.
+		 * Like remote write, it needs local write. */
+		if (!(access & IBV_ACCESS_LOCAL_WRITE)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		access &= ~(unsigned)IBV_ACCESS_REMOTE_ATOMIC;
 	}
 	if (access & (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)) {
 		uiw_rdma_say_once("mr-flags", "ibv_reg_mr(): access 0x%x: memory windows, zero-based and "
