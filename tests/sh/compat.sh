@@ -17,8 +17,21 @@
 #     (::ffff:a.b.c.d);
 #   - ibv_devinfo -d mlx5_0 fails as rdma-core's does ("IB device 'mlx5_0'
 #     wasn't found", non-zero exit, no crash);
-#   - rping -s and ib_write_bw -R (server side) start and stop at their first
-#     call that is not implemented yet, naming it, without a signal.
+#   - rping -s/-c, both on uiw-run, over loopback: sizes 23 (rping's least)
+#     to 65535 (its most), 1 to 200 pings, -v -V: both exit 0, every ping
+#     printed, the data of the first and last byte-exact; crossed with
+#     uiwarp's own uiw-ping as server and as client;
+#   - rping -c to a closed port: REJECTED -111, non-zero exit; rping -s on a
+#     port in use: EADDRINUSE from rdma_bind_addr; a Send to rping -s with
+#     no receive posted (tests/progs/rdma_norecv_peer.py): the TERMINATE
+#     "no buffer" (1/2/0x02) and rping sees the connection end; rping -I
+#     from another address: refused, naming what is missing;
+#   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
+#     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
+#     result line;
+#   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0".
+# Servers listen on free ports picked at random (rping cannot let the kernel
+# choose and say which), started again on another when the port was taken.
 # Exit 0 pass, 77 skip, anything else fail.  Every program runs under
 # timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
 
@@ -310,6 +323,57 @@ if command -v rping >/dev/null 2>&1; then
 	fi
 else
 	echo "compat.sh: rping is not installed (rdmacm-utils): not run"
+fi
+
+# ---- perftest with -R (rdma_cm), both ends on uiw-run, default flags
+# pair NAME SERVER-CMD... -- CLIENT-CMD...: the server on a free port
+# (-p PORT appended), then the client with -p PORT and the rest; both must
+# exit 0 within $T
+pair() {
+	_n=$1
+	shift
+	_srv=""
+	while [ "$1" != -- ]; do _srv="$_srv $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	if ! start_rping_server "$_n" $_srv; then
+		fail "$_n: the server did not listen: $(head -c 300 "$TMP/$_n.s.err")"
+		return 1
+	fi
+	timeout "$T" "$@" -p "$SPORT" >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
+	_crc=$?
+	wait "$SPID"
+	_src=$?
+	if [ "$_crc" != 0 ] || [ "$_src" != 0 ]; then
+		fail "$_n: client exit $_crc, server exit $_src: $(cat "$TMP/$_n.c.err" "$TMP/$_n.s.err" | grep -v '^$' | head -n 4)"
+		return 1
+	fi
+	return 0
+}
+if command -v ib_write_bw >/dev/null 2>&1; then
+	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		# the client's arguments end with the server's address
+		if pair "$p" $RUN "$p" -R -- $RUN "$p" -R 127.0.0.1; then
+			res=$(awk '/#bytes/ { getline; print; exit }' "$TMP/$p.c.out" | tr -s ' \t' ' ')
+			case $res in
+			" "[0-9]*) pass "$p -R: both exit 0:$res" ;;
+			*) fail "$p -R: no result line: $(head -c 300 "$TMP/$p.c.out")" ;;
+			esac
+		fi
+	done
+else
+	echo "compat.sh: perftest is not installed: not run"
+fi
+
+# ---- rdmacm-utils' rdma_server/rdma_client (rdma_create_ep, synchronous ids)
+if command -v rdma_server >/dev/null 2>&1; then
+	for x in "" x; do
+		if pair "rdma_${x}server" $RUN "rdma_${x}server" -- $RUN "rdma_${x}client" -s 127.0.0.1; then
+			grep -q "end 0" "$TMP/rdma_${x}server.c.out" && grep -q "end 0" "$TMP/rdma_${x}server.s.out" &&
+				pass "rdma_${x}server/rdma_${x}client: both end 0" ||
+				fail "rdma_${x}server/client: $(cat "$TMP/rdma_${x}server.c.out" "$TMP/rdma_${x}server.s.out")"
+		fi
+	done
 fi
 
 end_checks
