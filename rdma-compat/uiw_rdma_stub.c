@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libuiw-rdma: the calls not implemented yet (issue 19's later slices), and
- * those an iWARP adapter refuses.  Every name rdma-core's utilities and
- * perftest import is defined, so that a BIND_NOW program loads; a call that
- * is not there yet says so on stderr (once per name) and fails the way
- * rdma-core reports failures: NULL with errno, a positive errno, or -1 with
- * errno (librdmacm), here ENOSYS.  docs/RDMA-COMPAT.md and uiw-run --help
- * list them.
+ * libuiw-rdma: the calls an iWARP adapter refuses, and the place for calls
+ * not implemented yet: such a call says so on stderr (once per name, through
+ * uiw_rdma_unimplemented()) and fails the way rdma-core reports failures:
+ * NULL with errno, a positive errno, or -1 with errno (librdmacm), with
+ * ENOSYS.  Every name rdma-core's utilities and perftest import is defined
+ * (by this file or the others), so that a BIND_NOW program loads.
+ * docs/RDMA-COMPAT.md and uiw-run --help list the unimplemented ones (none
+ * at the moment).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,13 +43,6 @@ void uiw_rdma_unimplemented(const char *fn)
 	pthread_mutex_unlock(&said_lock);
 	errno = ENOSYS;
 }
-
-/* librdmacm and the blocking libibverbs calls: -1 + errno */
-#define NOT_YET_NEG()                                                                          \
-	do {                                                                                   \
-		uiw_rdma_unimplemented(__func__);                                              \
-		return -1;                                                                     \
-	} while (0)
 
 /* ---- libibverbs -------------------------------------------------------------- */
 
