@@ -99,7 +99,8 @@ struct cm_channel {
 	struct rdma_event_channel ch; /* fd: eventfd, one unit per queued event */
 	struct cm_event *head, **tail;
 	unsigned nids;
-	int dead; /* destroyed with ids still on it: freed with the last */
+	unsigned waiters; /* threads asleep in rdma_get_cm_event() on it */
+	int dead; /* destroyed: see channel_free() */
 };
 
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -132,7 +133,11 @@ static int fail(int e)
  * octets per channel ever destroyed. */
 static void channel_free(struct cm_channel *c)
 {
-	if (c->ch.fd >= 0)
+	/* a thread asleep on the fd stays asleep, as in a read(2) of
+	 * librdmacm's (closing the fd would wake its poll(2) with POLLNVAL:
+	 * rping's CM thread then reported EBADF and exited 255 while its main
+	 * thread was returning 0); the fd is given up then */
+	if (c->ch.fd >= 0 && !c->waiters)
 		close(c->ch.fd);
 	c->ch.fd = -1;
 	c->dead = 1;
@@ -560,11 +565,21 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 /* Blocks in poll(2) on the channel's fd (a cancellation point, no lock
  * held) unless the application made it non-blocking: -1, EAGAIN. */
+static void waiter_gone(void *arg)
+{
+	struct cm_channel *c = arg;
+
+	pthread_mutex_lock(&cm_lock);
+	c->waiters--;
+	pthread_mutex_unlock(&cm_lock);
+}
+
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cm_channel *c;
 	struct cm_event *e;
 	uint64_t v;
+	int ret, dead;
 
 	if (!channel || !event)
 		return fail(EINVAL);
@@ -595,8 +610,23 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			return -1; /* EBADF */
 		if (fl & O_NONBLOCK)
 			return fail(EAGAIN);
-		if (poll(&p, 1, -1) < 0)
+		pthread_mutex_lock(&cm_lock);
+		if (c->dead) {
+			pthread_mutex_unlock(&cm_lock);
+			return fail(EBADF);
+		}
+		c->waiters++;
+		pthread_mutex_unlock(&cm_lock);
+		pthread_cleanup_push(waiter_gone, c);
+		ret = poll(&p, 1, -1);
+		pthread_cleanup_pop(1);
+		if (ret < 0)
 			return -1; /* EINTR */
+		pthread_mutex_lock(&cm_lock);
+		dead = c->dead;
+		pthread_mutex_unlock(&cm_lock);
+		while (dead)
+			pause(); /* destroyed while we slept: sleep on, as librdmacm's read(2) */
 	}
 	*event = &e->ev;
 	return 0;

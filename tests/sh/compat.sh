@@ -29,7 +29,10 @@
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
 #     result line;
-#   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0".
+#   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0";
+#   - fi_info -p verbs lists uiw0; fi_pingpong -p verbs -e msg -c at 64,
+#     1024 and 65536 octets over the host's first global IPv4 address
+#     (libfabric's verbs provider ignores loopback addresses).
 # Servers listen on free ports picked at random (rping cannot let the kernel
 # choose and say which), started again on another when the port was taken.
 # Exit 0 pass, 77 skip, anything else fail.  Every program runs under
@@ -186,9 +189,13 @@ listening() {
 # free_port: a port nothing listens on now (rping cannot let the kernel
 # choose and say which); a server that loses the race says "Address
 # already in use" and is started again on another (start_rping_server)
+# below the kernel's ephemeral range (where connections of other programs
+# take their local ports)
+EPH_LO=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+[ -n "$EPH_LO" ] && [ "$EPH_LO" -gt 12000 ] || EPH_LO=32768
 free_port() {
 	while :; do
-		_p=$(awk -v s="$$$(date +%N 2>/dev/null)" 'BEGIN { srand(s % 2147483647); print 20000 + int(rand() * 40000) }')
+		_p=$(awk -v s="$$$(date +%N 2>/dev/null)" -v hi="$EPH_LO" 'BEGIN { srand(s % 2147483647); print 10000 + int(rand() * (hi - 10000)) }')
 		listening "$_p" || { echo "$_p"; return; }
 	done
 }
@@ -209,8 +216,10 @@ start_rping_server() {
 			sleep 0.1
 			_w=$((_w + 1))
 		done
+		# it stopped without listening: the port was taken (rping says
+		# "Address already in use", perftest "rdma_bind_addr failed"), or
+		# it failed otherwise (then every try fails the same way)
 		wait "$SPID" 2>/dev/null
-		grep -q 'Address already in use' "$TMP/$_n.s.err" || break
 	done
 	return 1
 }
@@ -374,6 +383,43 @@ if command -v rdma_server >/dev/null 2>&1; then
 				fail "rdma_${x}server/client: $(cat "$TMP/rdma_${x}server.c.out" "$TMP/rdma_${x}server.s.out")"
 		fi
 	done
+fi
+
+# ---- libfabric's verbs provider (libfabric-bin): fi_info, fi_pingpong.
+# The provider ignores loopback addresses: the host's first global IPv4
+# address is the server's (traffic still stays in the host).
+if command -v fi_pingpong >/dev/null 2>&1 && command -v fi_info >/dev/null 2>&1; then
+	run $RUN fi_info -p verbs
+	if [ "$rc" = 0 ] && grep -q 'domain: uiw0' "$TMP/out" && grep -q 'FI_PROTO_IWARP' "$TMP/out"; then
+		pass "fi_info -p verbs: uiw0, FI_PROTO_IWARP"
+	else
+		fail "fi_info -p verbs: exit $rc: $(head -c 300 "$TMP/out" "$TMP/err")"
+	fi
+	ADDR=$(ip -4 -o addr show scope global up 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	if [ -z "$ADDR" ]; then
+		echo "compat.sh: no global IPv4 address: fi_pingpong not run"
+	else
+		for S in 64 1024 65536; do
+			P=$(free_port)
+			timeout "$T" $RUN fi_pingpong -p verbs -e msg -B "$P" -S "$S" -I 50 -c >"$TMP/fis.out" 2>"$TMP/fis.err" &
+			FPID=$!
+			PIDS="$PIDS $FPID"
+			w=0
+			while [ $w -lt 100 ] && ! listening "$P" && kill -0 "$FPID" 2>/dev/null; do sleep 0.1; w=$((w + 1)); done
+			timeout "$T" $RUN fi_pingpong -p verbs -e msg -P "$P" -S "$S" -I 50 -c "$ADDR" >"$TMP/fic.out" 2>"$TMP/fic.err"
+			crc=$?
+			wait "$FPID"
+			src=$?
+			res=$(awk '/^bytes/ { getline; print; exit }' "$TMP/fic.out" | tr -s ' \t' ' ')
+			if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$res" ]; then
+				pass "fi_pingpong -p verbs -e msg -S $S -I 50 -c over $ADDR: both exit 0: $res"
+			else
+				fail "fi_pingpong -S $S: client exit $crc, server exit $src: $(cat "$TMP/fic.err" "$TMP/fis.err" | grep -v '^$' | head -n 4)"
+			fi
+		done
+	fi
+else
+	echo "compat.sh: libfabric-bin is not installed: fi_pingpong not run"
 fi
 
 end_checks
