@@ -29,6 +29,10 @@
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
 #     result line;
+#   - tests/progs/rdma_api under uiw-run: non-blocking channels,
+#     rdma_migrate_id, private data both ways and with rdma_reject, IRD/ORD
+#     of the request, ibv_wr_* batches (inline Send, atomic refused), a
+#     post chain with an atomic (bad_wr), UD and SQD refused, teardown;
 #   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0";
 #   - fi_info -p verbs lists uiw0; fi_pingpong -p verbs -e msg -c at 64,
 #     1024 and 65536 octets over the host's first global IPv4 address
@@ -332,6 +336,20 @@ if command -v rping >/dev/null 2>&1; then
 	fi
 else
 	echo "compat.sh: rping is not installed (rdmacm-utils): not run"
+fi
+
+# ---- the API beyond rping and perftest (tests/progs/rdma_api.c): channels
+# (non-blocking, rdma_migrate_id), private data both ways and in a reject,
+# IRD/ORD, ibv_wr_* batches, refusals, teardown
+if [ -x "$TESTBIN/rdma_api" ]; then
+	run "$RUN" "$TESTBIN/rdma_api"
+	if [ "$rc" = 0 ] && ! grep -q '^FAIL' "$TMP/out"; then
+		pass "rdma_api: $(grep -c '^ok:' "$TMP/out") checks passed"
+	else
+		fail "rdma_api: exit $rc: $(grep -v '^ok:' "$TMP/out" | head -n 3) $(head -c 300 "$TMP/err")"
+	fi
+else
+	fail "$TESTBIN/rdma_api is missing (make all)"
 fi
 
 # ---- perftest with -R (rdma_cm), both ends on uiw-run, default flags
