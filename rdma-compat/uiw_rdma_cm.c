@@ -565,6 +565,19 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 /* Blocks in poll(2) on the channel's fd (a cancellation point, no lock
  * held) unless the application made it non-blocking: -1, EAGAIN. */
+/* A call on a destroyed channel: EBADF, as a read(2) of a closed fd, after
+ * a second.  It is nearly always a thread of a program that is exiting
+ * (rping's CM thread loops back into rdma_get_cm_event() while its main
+ * thread destroys the channel and returns): the second lets the program's
+ * own exit status win over the thread's perror()-and-exit(). */
+static int dead_channel(void)
+{
+	struct timespec ts = {1, 0};
+
+	nanosleep(&ts, NULL);
+	return fail(EBADF);
+}
+
 static void waiter_gone(void *arg)
 {
 	struct cm_channel *c = arg;
@@ -591,7 +604,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		pthread_mutex_lock(&cm_lock);
 		if (c->dead) {
 			pthread_mutex_unlock(&cm_lock);
-			return fail(EBADF);
+			return dead_channel();
 		}
 		e = c->head;
 		if (e) {
@@ -613,7 +626,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		pthread_mutex_lock(&cm_lock);
 		if (c->dead) {
 			pthread_mutex_unlock(&cm_lock);
-			return fail(EBADF);
+			return dead_channel();
 		}
 		c->waiters++;
 		pthread_mutex_unlock(&cm_lock);

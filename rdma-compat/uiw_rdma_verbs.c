@@ -1110,10 +1110,16 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		 * bookkeeping.  Out of error there is no way back. */
 		if (cur == IBV_QPS_ERR || cur == IBV_QPS_SQE)
 			return pos_err(EINVAL);
-		if (cur == IBV_QPS_RTS && attr->qp_state != IBV_QPS_RTS)
-			return pos_err(EINVAL);
+		if (cur == IBV_QPS_RTS || cur == IBV_QPS_SQD) {
+			/* connected already: the program's own INIT/RTR/RTS
+			 * steps after CONNECT_RESPONSE (rping -q) change
+			 * nothing; a reset would need the connection gone */
+			if (attr->qp_state == IBV_QPS_RESET)
+				return pos_err(EINVAL);
+			return 0;
+		}
 		qp->bk_state = attr->qp_state;
-		ibqp->state = cur == IBV_QPS_RTS ? IBV_QPS_RTS : attr->qp_state;
+		ibqp->state = attr->qp_state;
 		return 0;
 	default:
 		uiw_rdma_say_once("qp-state", "ibv_modify_qp(): to state %d: an iWARP QP is moved by its "

@@ -19,7 +19,8 @@
 #     wasn't found", non-zero exit, no crash);
 #   - rping -s/-c, both on uiw-run, over loopback: sizes 23 (rping's least)
 #     to 65535 (its most), 1 to 200 pings, -v -V: both exit 0, every ping
-#     printed, the data of the first and last byte-exact; crossed with
+#     printed, the data of the first and last byte-exact; -q (the QPs made
+#     and moved by rping itself, given by number); crossed with
 #     uiwarp's own uiw-ping as server and as client;
 #   - rping -c to a closed port: REJECTED -111, non-zero exit; rping -s on a
 #     port in use: EADDRINUSE from rdma_bind_addr; a Send to rping -s with
@@ -275,6 +276,9 @@ if command -v rping >/dev/null 2>&1; then
 	rping_pair rping-1000 1000 200 $RP -- $RP
 	rping_pair rping-65535 65535 20 $RP -- $RP
 	rping_pair rping-64 64 50 $RP -- $RP
+	# -q: QPs made with ibv_create_qp, moved by the program (rdma_init_qp_attr,
+	# CONNECT_RESPONSE, rdma_establish), given by number (conn_param.qp_num)
+	rping_pair rping-q 100 20 $RP -q -- $RP -q
 
 	# crossed with uiwarp's own rping (uiw-ping), both ways
 	if [ -x "$BIN/uiw-ping" ]; then
