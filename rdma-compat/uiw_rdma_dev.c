@@ -155,7 +155,7 @@ struct uiw_rdma_device *uiw_rdma_device(void)
 
 static struct uiw_rdma_context *to_rctx(struct ibv_context *c)
 {
-	return (struct uiw_rdma_context *)((char *)c - offsetof(struct uiw_rdma_context, vctx.context));
+	return uiw_rdma_ctx(c);
 }
 
 static int is_ours(struct ibv_device *device)
@@ -389,6 +389,42 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 
 /* ---- open and close ---------------------------------------------------------- */
 
+struct opener {
+	struct uiw_context **uctx;
+	const struct uiw_context_attr *attr;
+	int ret;
+};
+
+static void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+
+	o->ret = uiw_open_context(o->uctx, o->attr);
+	return NULL;
+}
+
+/*
+ * uiw_open_context() in a short-lived thread of its own.  When a uiwarp
+ * context is closed, the thread that had opened it gets its next blocking
+ * call interrupted once (epoll_wait() returns EINTR; io_uring's teardown
+ * notifies the task that created the ring: seen on Linux 6.18).  Programs
+ * that open and close devices while probing and treat EINTR as fatal
+ * (libfabric's fi_eq_sread()) stopped there.  A core fix belongs in
+ * uiwarp; until then the opening thread is one that is gone.
+ */
+static int open_uctx(struct uiw_context **uctx, const struct uiw_context_attr *attr)
+{
+	struct opener o = {.uctx = uctx, .attr = attr, .ret = -EAGAIN};
+	pthread_t t;
+	int e;
+
+	e = pthread_create(&t, NULL, opener_main, &o);
+	if (e)
+		return uiw_open_context(uctx, attr); /* no thread: open here */
+	pthread_join(t, NULL);
+	return o.ret;
+}
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct uiw_rdma_context *rc;
@@ -406,19 +442,37 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	memset(&ua, 0, sizeof(ua));
 	ua.max_mr = UIW_RDMA_MAX_MR;
-	ret = uiw_open_context(&rc->uctx, &ua);
+	/* RFC 6581 peer-to-peer mode: as initiator, ask for it and send the
+	 * ready-to-receive message, so that the accepting side may send first
+	 * (MPA holds a responder's FPDUs until one arrived: ib_write_lat's
+	 * server writes first).  Hardware iWARP RNICs (cxgb4) do the same by
+	 * default.  UIW_RDMA_P2P=0 turns it off (an MPA revision 2 exchange
+	 * without it, as Linux siw's default). */
+	{
+		const char *p2p = getenv("UIW_RDMA_P2P");
+
+		ua.p2p = !(p2p && !strcmp(p2p, "0"));
+	}
+	ret = open_uctx(&rc->uctx, &ua);
 	if (ret) {
 		free(rc);
 		errno = -ret;
 		return NULL;
 	}
+	ret = uiw_rdma_async_init(rc);
+	if (ret) {
+		uiw_close_context(rc->uctx);
+		free(rc);
+		errno = ret;
+		return NULL;
+	}
 	rc->dev = uiw_rdma_device();
+	uiw_rdma_init_ops(rc);
 	rc->vctx.sz = sizeof(rc->vctx);
 	rc->vctx.query_port = query_port;
 	rc->vctx.query_device_ex = query_device_ex;
 	rc->vctx.context.device = device;
 	rc->vctx.context.cmd_fd = -1;
-	rc->vctx.context.async_fd = -1; /* no async events yet */
 	rc->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&rc->vctx.context.mutex, NULL);
 	rc->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -433,9 +487,12 @@ int ibv_close_device(struct ibv_context *context)
 	if (!context)
 		return EINVAL;
 	rc = to_rctx(context);
+	if (rc->cm_owned)
+		return EBUSY; /* rdma_cm_id.verbs belongs to the connection manager */
 	ret = uiw_close_context(rc->uctx);
 	if (ret)
 		return -ret; /* EBUSY: objects of the context still exist */
+	uiw_rdma_async_fini(rc);
 	pthread_mutex_destroy(&rc->vctx.context.mutex);
 	free(rc);
 	return 0;

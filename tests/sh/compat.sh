@@ -17,8 +17,29 @@
 #     (::ffff:a.b.c.d);
 #   - ibv_devinfo -d mlx5_0 fails as rdma-core's does ("IB device 'mlx5_0'
 #     wasn't found", non-zero exit, no crash);
-#   - rping -s and ib_write_bw -R (server side) start and stop at their first
-#     call that is not implemented yet, naming it, without a signal.
+#   - rping -s/-c, both on uiw-run, over loopback: sizes 23 (rping's least)
+#     to 65535 (its most), 1 to 200 pings, -v -V: both exit 0, every ping
+#     printed, the data of the first and last byte-exact; -q (the QPs made
+#     and moved by rping itself, given by number); crossed with
+#     uiwarp's own uiw-ping as server and as client;
+#   - rping -c to a closed port: REJECTED -111, non-zero exit; rping -s on a
+#     port in use: EADDRINUSE from rdma_bind_addr; a Send to rping -s with
+#     no receive posted (tests/progs/rdma_norecv_peer.py): the TERMINATE
+#     "no buffer" (1/2/0x02) and rping sees the connection end; rping -I
+#     from another address: refused, naming what is missing;
+#   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
+#     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
+#     result line;
+#   - tests/progs/rdma_api under uiw-run: non-blocking channels,
+#     rdma_migrate_id, private data both ways and with rdma_reject, IRD/ORD
+#     of the request, ibv_wr_* batches (inline Send, atomic refused), a
+#     post chain with an atomic (bad_wr), UD and SQD refused, teardown;
+#   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0";
+#   - fi_info -p verbs lists uiw0; fi_pingpong -p verbs -e msg -c at 64,
+#     1024 and 65536 octets over the host's first global IPv4 address
+#     (libfabric's verbs provider ignores loopback addresses).
+# Servers listen on free ports picked at random (rping cannot let the kernel
+# choose and say which), started again on another when the port was taken.
 # Exit 0 pass, 77 skip, anything else fail.  Every program runs under
 # timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
 
@@ -71,9 +92,7 @@ if [ "$rc" = 0 ] && grep -q 'usage: uiw-run PROGRAM' "$TMP/out"; then
 		n=$((n + 1))
 		grep -qw "$f" "$TMP/out" || missing="$missing $f"
 	done <"$TMP/unimpl"
-	if [ "$n" -lt 20 ]; then
-		fail "found only $n unimplemented functions in rdma-compat/uiw_rdma_stub.c"
-	elif [ -n "$missing" ]; then
+	if [ -n "$missing" ]; then
 		fail "uiw-run --help does not list as unfinished:$missing"
 	else
 		pass "uiw-run --help lists the $n calls not implemented yet"
@@ -166,29 +185,263 @@ else
 	fail "ibv_devinfo -d mlx5_0: exit $rc: $(cat "$TMP/out" "$TMP/err" | head -n 3)"
 fi
 
-# ---- data-moving programs: stop cleanly at the first call not there yet
-# (they stop before binding anything: the ports given are never used yet;
-# once the CM works these runs become loopback pairs on kernel-chosen ports)
+# ---- rping (rdmacm-utils) on uiw-run, both ends, over loopback
+# listening PORT: a TCP socket listens on PORT (the kernel's tables)
+listening() {
+	_h=$(printf '%04X' "$1")
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h=":$_h" '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }'
+}
+# free_port: a port nothing listens on now (rping cannot let the kernel
+# choose and say which); a server that loses the race says "Address
+# already in use" and is started again on another (start_rping_server)
+# below the kernel's ephemeral range (where connections of other programs
+# take their local ports)
+EPH_LO=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+[ -n "$EPH_LO" ] && [ "$EPH_LO" -gt 12000 ] || EPH_LO=32768
+free_port() {
+	while :; do
+		_p=$(awk -v s="$$$(date +%N 2>/dev/null)" -v hi="$EPH_LO" 'BEGIN { srand(s % 2147483647); print 10000 + int(rand() * (hi - 10000)) }')
+		listening "$_p" || { echo "$_p"; return; }
+	done
+}
+# start_rping_server NAME ARGS...: a server on a free port, in the
+# background ($SPID), listening when it returns 0 ($SPORT)
+start_rping_server() {
+	_n=$1
+	shift
+	for _try in 1 2 3 4 5; do
+		SPORT=$(free_port)
+		timeout "$T" "$@" -p "$SPORT" >"$TMP/$_n.s.out" 2>"$TMP/$_n.s.err" &
+		SPID=$!
+		PIDS="$PIDS $SPID"
+		_w=0
+		while [ $_w -lt 100 ]; do
+			listening "$SPORT" && return 0
+			kill -0 "$SPID" 2>/dev/null || break
+			sleep 0.1
+			_w=$((_w + 1))
+		done
+		# it stopped without listening: the port was taken (rping says
+		# "Address already in use", perftest "rdma_bind_addr failed"), or
+		# it failed otherwise (then every try fails the same way)
+		wait "$SPID" 2>/dev/null
+	done
+	return 1
+}
+# the ping data rping's client prints with -v for ping I of size S: the
+# message number, then the letters from 'A' + I % 58 on, wrapping after 'z',
+# S - 1 octets in all
+ping_line() {
+	awk -v i="$1" -v s="$2" 'BEGIN {
+		m = sprintf("rdma-ping-%d: ", i); c = 65 + i % 58
+		while (length(m) < s - 1) { m = m sprintf("%c", c); c++; if (c > 122) c = 65 }
+		print substr(m, 1, s - 1) }'
+}
+# rping_pair NAME SIZE COUNT SERVER... -- CLIENT...: a server and a client
+# (commands up to the rping flags), -v -V -S SIZE -C COUNT; both must exit
+# 0 within $T, every ping printed by both, the client's data byte-exact
+rping_pair() {
+	_n=$1 _s=$2 _c=$3
+	shift 3
+	_srv=""
+	while [ "$1" != -- ]; do _srv="$_srv $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	if ! start_rping_server "$_n" $_srv -s -a 127.0.0.1 -v -V -S "$_s" -C "$_c"; then
+		fail "$_n: the server did not listen: $(head -c 300 "$TMP/$_n.s.err")"
+		return
+	fi
+	timeout "$T" "$@" -c -a 127.0.0.1 -p "$SPORT" -v -V -S "$_s" -C "$_c" >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
+	_crc=$?
+	wait "$SPID"
+	_src=$?
+	_f0=$FAILS
+	[ "$_crc" = 0 ] || fail "$_n: client exit $_crc: $(head -c 300 "$TMP/$_n.c.err")"
+	[ "$_src" = 0 ] || fail "$_n: server exit $_src: $(head -c 300 "$TMP/$_n.s.err")"
+	_got=$(grep -c '^ping data: rdma-ping-' "$TMP/$_n.c.out")
+	[ "$_got" = "$_c" ] || fail "$_n: the client printed $_got pings of $_c"
+	_got=$(grep -c '^server ping data: rdma-ping-' "$TMP/$_n.s.out")
+	[ "$_got" = "$_c" ] || fail "$_n: the server printed $_got pings of $_c"
+	for _i in 0 $((_c - 1)); do
+		_want=$(ping_line "$_i" "$_s")
+		grep -qxF "ping data: $_want" "$TMP/$_n.c.out" || fail "$_n: ping $_i: the data came back wrong"
+	done
+	grep -q 'mismatch' "$TMP/$_n.c.err" "$TMP/$_n.s.err" && fail "$_n: rping -V found a data mismatch"
+	[ "$FAILS" = "$_f0" ] && pass "$_n: -S $_s -C $_c: both exit 0, $_c pings verified"
+}
+
 if command -v rping >/dev/null 2>&1; then
-	run "$RUN" rping -s -a 127.0.0.1 -p 7174 -C 1
-	if [ "$rc" != 0 ] && no_crash &&
-		grep -q 'uiw-rdma: rdma_create_event_channel() is not implemented yet' "$TMP/err"; then
-		pass "rping -s: exit $rc, names rdma_create_event_channel()"
+	RP="$RUN rping"
+	rping_pair rping-23 23 1 $RP -- $RP
+	rping_pair rping-1000 1000 200 $RP -- $RP
+	rping_pair rping-65535 65535 20 $RP -- $RP
+	rping_pair rping-64 64 50 $RP -- $RP
+	# -q: QPs made with ibv_create_qp, moved by the program (rdma_init_qp_attr,
+	# CONNECT_RESPONSE, rdma_establish), given by number (conn_param.qp_num)
+	rping_pair rping-q 100 20 $RP -q -- $RP -q
+
+	# crossed with uiwarp's own rping (uiw-ping), both ways
+	if [ -x "$BIN/uiw-ping" ]; then
+		rping_pair uiw-ping-server 1000 20 "$BIN/uiw-ping" -- $RP
+		rping_pair uiw-ping-client 4000 20 $RP -- "$BIN/uiw-ping"
 	else
-		fail "rping -s: exit $rc: $(head -n 3 "$TMP/err")"
+		fail "$BIN/uiw-ping is missing (make all)"
+	fi
+
+	# a port nobody listens on: REJECTED (the TCP connection is refused),
+	# rping reports it and fails at once
+	P=$(free_port)
+	run $RP -c -a 127.0.0.1 -p "$P" -C 1
+	if [ "$rc" != 0 ] && no_crash && grep -q 'RDMA_CM_EVENT_REJECTED, error -111' "$TMP/err"; then
+		pass "rping -c to a closed port: exit $rc, REJECTED -111"
+	else
+		fail "rping -c to a closed port: exit $rc: $(head -c 300 "$TMP/err")"
+	fi
+	# a server on a port in use: rdma_bind_addr() says so, rping fails
+	if start_rping_server busy $RP -s -a 127.0.0.1 -C 1; then
+		run $RP -s -a 127.0.0.1 -p "$SPORT" -C 1
+		if [ "$rc" != 0 ] && no_crash && grep -q 'rdma_bind_addr: Address already in use' "$TMP/err"; then
+			pass "rping -s on a port in use: exit $rc, EADDRINUSE from rdma_bind_addr"
+		else
+			fail "rping -s on a port in use: exit $rc: $(head -c 300 "$TMP/err")"
+		fi
+		kill "$SPID" 2>/dev/null
+		wait "$SPID" 2>/dev/null
+	else
+		fail "rping -s (busy port): did not listen: $(head -c 300 "$TMP/busy.s.err")"
+	fi
+	# a Send with no receive posted (iWARP has no RNR retry): the server's
+	# stack ends the connection with a TERMINATE "no buffer"; rping sees the
+	# connection go and ends (its status for a disconnect is 0)
+	if command -v python3 >/dev/null 2>&1; then
+		if start_rping_server norecv $RP -s -a 127.0.0.1 -C 1; then
+			timeout "$T" python3 tests/progs/rdma_norecv_peer.py "$SPORT" >"$TMP/norecv.out" 2>&1
+			prc=$?
+			wait "$SPID"
+			rc=$?
+			if [ "$prc" = 0 ] && no_crash && grep -q 'DISCONNECT EVENT' "$TMP/norecv.s.err"; then
+				pass "a Send to rping -s with no receive posted: $(cat "$TMP/norecv.out"), rping exit $rc after DISCONNECT"
+			else
+				fail "Send without a receive: peer exit $prc ($(cat "$TMP/norecv.out")), rping exit $rc: $(head -c 300 "$TMP/norecv.s.err")"
+			fi
+		else
+			fail "rping -s (no receive): did not listen: $(head -c 300 "$TMP/norecv.s.err")"
+		fi
+	else
+		echo "compat.sh: python3 is not installed: the Send-without-receive check is not run"
+	fi
+	# rping -I: connecting from a chosen address is not there yet; it must
+	# say so (a source equal to the routed one works)
+	run $RP -c -I 127.0.0.2 -a 127.0.0.1 -p "$P" -C 1
+	if [ "$rc" != 0 ] && no_crash && grep -q 'uiw-rdma: rdma_resolve_addr(): source address 127.0.0.2' "$TMP/err"; then
+		pass "rping -c -I 127.0.0.2: exit $rc, names the missing source-address support"
+	else
+		fail "rping -c -I: exit $rc: $(head -c 300 "$TMP/err")"
 	fi
 else
 	echo "compat.sh: rping is not installed (rdmacm-utils): not run"
 fi
-if command -v ib_write_bw >/dev/null 2>&1; then
-	run "$RUN" ib_write_bw -R -p 7175
-	if [ "$rc" != 0 ] && no_crash && grep -q 'uiw-rdma: .*() is not implemented yet' "$TMP/err"; then
-		pass "ib_write_bw -R: exit $rc, names $(sed -n 's/^uiw-rdma: \([a-z_]*()\).*/\1/p' "$TMP/err" | head -n 1)"
+
+# ---- the API beyond rping and perftest (tests/progs/rdma_api.c): channels
+# (non-blocking, rdma_migrate_id), private data both ways and in a reject,
+# IRD/ORD, ibv_wr_* batches, refusals, teardown
+if [ -x "$TESTBIN/rdma_api" ]; then
+	run "$RUN" "$TESTBIN/rdma_api"
+	if [ "$rc" = 0 ] && ! grep -q '^FAIL' "$TMP/out"; then
+		pass "rdma_api: $(grep -c '^ok:' "$TMP/out") checks passed"
 	else
-		fail "ib_write_bw -R: exit $rc: $(head -n 3 "$TMP/err")"
+		fail "rdma_api: exit $rc: $(grep -v '^ok:' "$TMP/out" | head -n 3) $(head -c 300 "$TMP/err")"
 	fi
 else
-	echo "compat.sh: ib_write_bw is not installed (perftest): not run"
+	fail "$TESTBIN/rdma_api is missing (make all)"
+fi
+
+# ---- perftest with -R (rdma_cm), both ends on uiw-run, default flags
+# pair NAME SERVER-CMD... -- CLIENT-CMD...: the server on a free port
+# (-p PORT appended), then the client with -p PORT and the rest; both must
+# exit 0 within $T
+pair() {
+	_n=$1
+	shift
+	_srv=""
+	while [ "$1" != -- ]; do _srv="$_srv $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	if ! start_rping_server "$_n" $_srv; then
+		fail "$_n: the server did not listen: $(head -c 300 "$TMP/$_n.s.err")"
+		return 1
+	fi
+	timeout "$T" "$@" -p "$SPORT" >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
+	_crc=$?
+	wait "$SPID"
+	_src=$?
+	if [ "$_crc" != 0 ] || [ "$_src" != 0 ]; then
+		fail "$_n: client exit $_crc, server exit $_src: $(cat "$TMP/$_n.c.err" "$TMP/$_n.s.err" | grep -v '^$' | head -n 4)"
+		return 1
+	fi
+	return 0
+}
+if command -v ib_write_bw >/dev/null 2>&1; then
+	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		# the client's arguments end with the server's address
+		if pair "$p" $RUN "$p" -R -- $RUN "$p" -R 127.0.0.1; then
+			res=$(awk '/#bytes/ { getline; print; exit }' "$TMP/$p.c.out" | tr -s ' \t' ' ')
+			case $res in
+			" "[0-9]*) pass "$p -R: both exit 0:$res" ;;
+			*) fail "$p -R: no result line: $(head -c 300 "$TMP/$p.c.out")" ;;
+			esac
+		fi
+	done
+else
+	echo "compat.sh: perftest is not installed: not run"
+fi
+
+# ---- rdmacm-utils' rdma_server/rdma_client (rdma_create_ep, synchronous ids)
+if command -v rdma_server >/dev/null 2>&1; then
+	for x in "" x; do
+		if pair "rdma_${x}server" $RUN "rdma_${x}server" -- $RUN "rdma_${x}client" -s 127.0.0.1; then
+			grep -q "end 0" "$TMP/rdma_${x}server.c.out" && grep -q "end 0" "$TMP/rdma_${x}server.s.out" &&
+				pass "rdma_${x}server/rdma_${x}client: both end 0" ||
+				fail "rdma_${x}server/client: $(cat "$TMP/rdma_${x}server.c.out" "$TMP/rdma_${x}server.s.out")"
+		fi
+	done
+fi
+
+# ---- libfabric's verbs provider (libfabric-bin): fi_info, fi_pingpong.
+# The provider ignores loopback addresses: the host's first global IPv4
+# address is the server's (traffic still stays in the host).
+if command -v fi_pingpong >/dev/null 2>&1 && command -v fi_info >/dev/null 2>&1; then
+	run $RUN fi_info -p verbs
+	if [ "$rc" = 0 ] && grep -q 'domain: uiw0' "$TMP/out" && grep -q 'FI_PROTO_IWARP' "$TMP/out"; then
+		pass "fi_info -p verbs: uiw0, FI_PROTO_IWARP"
+	else
+		fail "fi_info -p verbs: exit $rc: $(head -c 300 "$TMP/out" "$TMP/err")"
+	fi
+	ADDR=$(ip -4 -o addr show scope global up 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	if [ -z "$ADDR" ]; then
+		echo "compat.sh: no global IPv4 address: fi_pingpong not run"
+	else
+		for S in 64 1024 65536; do
+			P=$(free_port)
+			timeout "$T" $RUN fi_pingpong -p verbs -e msg -B "$P" -S "$S" -I 50 -c >"$TMP/fis.out" 2>"$TMP/fis.err" &
+			FPID=$!
+			PIDS="$PIDS $FPID"
+			w=0
+			while [ $w -lt 100 ] && ! listening "$P" && kill -0 "$FPID" 2>/dev/null; do sleep 0.1; w=$((w + 1)); done
+			timeout "$T" $RUN fi_pingpong -p verbs -e msg -P "$P" -S "$S" -I 50 -c "$ADDR" >"$TMP/fic.out" 2>"$TMP/fic.err"
+			crc=$?
+			wait "$FPID"
+			src=$?
+			res=$(awk '/^bytes/ { getline; print; exit }' "$TMP/fic.out" | tr -s ' \t' ' ')
+			if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$res" ]; then
+				pass "fi_pingpong -p verbs -e msg -S $S -I 50 -c over $ADDR: both exit 0: $res"
+			else
+				fail "fi_pingpong -S $S: client exit $crc, server exit $src: $(cat "$TMP/fic.err" "$TMP/fis.err" | grep -v '^$' | head -n 4)"
+			fi
+		done
+	fi
+else
+	echo "compat.sh: libfabric-bin is not installed: fi_pingpong not run"
 fi
 
 end_checks

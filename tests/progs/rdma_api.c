@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_api - the parts of the libibverbs/librdmacm API that rping and
+ * perftest do not reach, run under uiw-run (tests/sh/compat.sh): both ends
+ * of a connection in this one process, over loopback.
+ *
+ *   - event channels: a non-blocking channel answers EAGAIN when empty,
+ *     and its fd polls readable when an event is queued; rdma_migrate_id
+ *     moves an accepted id (and its later events) to another channel;
+ *   - private data both ways (CONNECT_REQUEST and ESTABLISHED), IRD/ORD in
+ *     the request; rdma_reject with private data reaches the initiator as
+ *     REJECTED with it;
+ *   - QPs with send_ops_flags: ibv_wr_start/ibv_wr_rdma_write/ibv_wr_send
+ *     with inline data/ibv_wr_complete; ibv_wr_* of an atomic fails the
+ *     whole batch; work completions carry the QP's number;
+ *   - what iWARP refuses: UD QPs, atomics (post fails, bad_wr set),
+ *     ibv_modify_qp to SQD; ibv_get_async_event on a non-blocking fd:
+ *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
+ *   - disconnect: DISCONNECTED on both sides, everything destroyed.
+ *
+ * The program is not linked with rdma-core: it finds every exported
+ * function with dlsym() (under uiw-run, libuiw-rdma's), so it builds
+ * without rdma-core's libraries; inline calls go through the structures,
+ * as in any program.  Prints "ok: ..." per check, "FAIL: ..." and exits 1
+ * at the first failure; every wait is bounded (5 s).
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#undef ibv_reg_mr
+
+#define F(name) static __typeof__(&name) p_##name
+F(ibv_alloc_pd);
+F(ibv_dealloc_pd);
+F(ibv_reg_mr);
+F(ibv_dereg_mr);
+F(ibv_create_cq);
+F(ibv_destroy_cq);
+F(ibv_create_qp);
+F(ibv_modify_qp);
+F(ibv_qp_to_qp_ex);
+F(ibv_get_async_event);
+F(ibv_close_device);
+F(rdma_create_event_channel);
+F(rdma_destroy_event_channel);
+F(rdma_create_id);
+F(rdma_destroy_id);
+F(rdma_bind_addr);
+F(rdma_listen);
+F(rdma_resolve_addr);
+F(rdma_resolve_route);
+F(rdma_create_qp_ex);
+F(rdma_destroy_qp);
+F(rdma_connect);
+F(rdma_accept);
+F(rdma_reject);
+F(rdma_disconnect);
+F(rdma_get_cm_event);
+F(rdma_ack_cm_event);
+F(rdma_migrate_id);
+F(rdma_event_str);
+
+#define LOAD(name)                                                                             \
+	do {                                                                                   \
+		p_##name = (__typeof__(p_##name))dlsym(RTLD_DEFAULT, #name);                   \
+		if (!p_##name)                                                                 \
+			die("%s not found (run under uiw-run)", #name);                        \
+	} while (0)
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(1);
+}
+
+#define CHECK(cond, ...)                                                                       \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			die(__VA_ARGS__);                                                      \
+	} while (0)
+
+/* the next event of @ch within 5 s (the fd may be non-blocking) */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	struct rdma_cm_event *ev;
+
+	for (int i = 0; i < 500; i++) {
+		if (!p_rdma_get_cm_event(ch, &ev))
+			return ev;
+		CHECK(errno == EAGAIN, "rdma_get_cm_event: %s", strerror(errno));
+		poll(&p, 1, 10);
+	}
+	die("no CM event within 5 s");
+}
+
+static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_event_type t)
+{
+	struct rdma_cm_event *ev = next_event(ch);
+
+	CHECK(ev->event == t, "event %s (status %d), want %s", p_rdma_event_str(ev->event), ev->status,
+	      p_rdma_event_str(t));
+	return ev;
+}
+
+static void nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	for (int i = 0; i < 5000; i++) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n;
+		usleep(1000);
+	}
+	return 0;
+}
+
+struct side {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char buf[4096];
+};
+
+static void make_qp(struct rdma_cm_id *id, struct side *s)
+{
+	struct ibv_qp_init_attr_ex a;
+
+	s->pd = p_ibv_alloc_pd(id->verbs);
+	CHECK(s->pd, "ibv_alloc_pd: %s", strerror(errno));
+	s->cq = p_ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	CHECK(s->cq, "ibv_create_cq: %s", strerror(errno));
+	s->mr = p_ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(s->mr, "ibv_reg_mr: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.send_cq = a.recv_cq = s->cq;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 16;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.cap.max_inline_data = 128;
+	a.qp_type = IBV_QPT_RC;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	a.pd = s->pd;
+	a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+	CHECK(!p_rdma_create_qp_ex(id, &a), "rdma_create_qp_ex: %s", strerror(errno));
+	CHECK(id->qp && id->qp->qp_num, "no QP (number) on the id");
+}
+
+int main(void)
+{
+	struct rdma_event_channel *lch, *cch, *mch;
+	struct rdma_cm_id *lid, *cid, *sid, *rid;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct rdma_conn_param cp;
+	struct side srv, cli;
+	char pd_req[100], pd_rep[40];
+	struct ibv_wc wc;
+	uint16_t port;
+
+	LOAD(ibv_alloc_pd); LOAD(ibv_dealloc_pd); LOAD(ibv_reg_mr); LOAD(ibv_dereg_mr);
+	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp);
+	LOAD(ibv_qp_to_qp_ex); LOAD(ibv_get_async_event); LOAD(ibv_close_device);
+	LOAD(rdma_create_event_channel); LOAD(rdma_destroy_event_channel); LOAD(rdma_create_id);
+	LOAD(rdma_destroy_id); LOAD(rdma_bind_addr); LOAD(rdma_listen); LOAD(rdma_resolve_addr);
+	LOAD(rdma_resolve_route); LOAD(rdma_create_qp_ex); LOAD(rdma_destroy_qp); LOAD(rdma_connect);
+	LOAD(rdma_accept); LOAD(rdma_reject); LOAD(rdma_disconnect); LOAD(rdma_get_cm_event);
+	LOAD(rdma_ack_cm_event); LOAD(rdma_migrate_id); LOAD(rdma_event_str);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&srv, 0, sizeof(srv));
+	memset(&cli, 0, sizeof(cli));
+
+	/* ---- channels, listener on a kernel-chosen port */
+	lch = p_rdma_create_event_channel();
+	cch = p_rdma_create_event_channel();
+	mch = p_rdma_create_event_channel();
+	CHECK(lch && cch && mch, "rdma_create_event_channel: %s", strerror(errno));
+	nonblock(cch->fd);
+	CHECK(p_rdma_get_cm_event(cch, &ev) && errno == EAGAIN, "empty non-blocking channel: not EAGAIN");
+	printf("ok: an empty non-blocking event channel answers EAGAIN\n");
+	CHECK(!p_rdma_create_id(lch, &lid, NULL, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	CHECK(!p_rdma_bind_addr(lid, (struct sockaddr *)&sin), "rdma_bind_addr: %s", strerror(errno));
+	CHECK(!p_rdma_listen(lid, 4), "rdma_listen: %s", strerror(errno));
+	port = ntohs(lid->route.addr.src_sin.sin_port);
+	CHECK(port, "no port after rdma_listen on port 0");
+	printf("ok: listening on 127.0.0.1 port %u (kernel-chosen)\n", port);
+
+	/* ---- what iWARP refuses, and the context of the CM */
+	{
+		struct ibv_context *v = lid->verbs;
+		struct ibv_pd *pd = p_ibv_alloc_pd(v);
+		struct ibv_cq *cq = p_ibv_create_cq(v, 4, NULL, NULL, 0);
+		struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+					      .cap = {.max_send_wr = 1, .max_recv_wr = 1}};
+		struct ibv_async_event ae;
+
+		CHECK(pd && cq, "PD/CQ on rdma_cm_id.verbs: %s", strerror(errno));
+		CHECK(!p_ibv_create_qp(pd, &qa) && errno == EOPNOTSUPP, "a UD QP: not EOPNOTSUPP");
+		nonblock(v->async_fd);
+		CHECK(p_ibv_get_async_event(v, &ae) && errno == EAGAIN, "no async event: not EAGAIN");
+		CHECK(p_ibv_close_device(v) != 0, "ibv_close_device(rdma_cm_id.verbs) succeeded");
+		CHECK(!p_ibv_destroy_cq(cq) && !p_ibv_dealloc_pd(pd), "destroy CQ/PD");
+		printf("ok: UD QP EOPNOTSUPP, async fd non-blocking EAGAIN, the CM's device not closable\n");
+	}
+
+	/* ---- a connection with private data both ways */
+	CHECK(!p_rdma_create_id(cch, &cid, &cli, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	sin.sin_port = htons(port);
+	CHECK(!p_rdma_resolve_addr(cid, NULL, (struct sockaddr *)&sin, 2000), "rdma_resolve_addr: %s",
+	      strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(!p_rdma_resolve_route(cid, 2000), "rdma_resolve_route: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	CHECK(cid->verbs && cid->route.addr.src_addr.sa_family == AF_INET, "route: no verbs/source");
+	make_qp(cid, &cli);
+	for (unsigned i = 0; i < sizeof(pd_req); i++)
+		pd_req[i] = (char)(i * 7 + 1);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd_req;
+	cp.private_data_len = sizeof(pd_req);
+	cp.responder_resources = 4;
+	cp.initiator_depth = 3;
+	CHECK(!p_rdma_connect(cid, &cp), "rdma_connect: %s", strerror(errno));
+	ev = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	sid = ev->id;
+	CHECK(ev->listen_id == lid && sid != lid, "CONNECT_REQUEST: listen_id/id wrong");
+	CHECK(ev->param.conn.private_data_len >= sizeof(pd_req) &&
+		      !memcmp(ev->param.conn.private_data, pd_req, sizeof(pd_req)),
+	      "CONNECT_REQUEST: private data (%u octets) differs", ev->param.conn.private_data_len);
+	CHECK(ev->param.conn.initiator_depth == 4 && ev->param.conn.responder_resources == 3,
+	      "CONNECT_REQUEST: initiator_depth %u responder_resources %u, want 4 3 (the peer's IRD, ORD)",
+	      ev->param.conn.initiator_depth, ev->param.conn.responder_resources);
+	p_rdma_ack_cm_event(ev);
+	printf("ok: CONNECT_REQUEST with the 100 octets of private data and the peer's IRD/ORD\n");
+	CHECK(!p_rdma_migrate_id(sid, mch), "rdma_migrate_id: %s", strerror(errno));
+	CHECK(sid->channel == mch, "rdma_migrate_id: the id's channel is not the new one");
+	make_qp(sid, &srv);
+	memset(pd_rep, 'R', sizeof(pd_rep));
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd_rep;
+	cp.private_data_len = sizeof(pd_rep);
+	cp.responder_resources = 3;
+	cp.initiator_depth = 4;
+	CHECK(!p_rdma_accept(sid, &cp), "rdma_accept: %s", strerror(errno));
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	CHECK(ev->param.conn.private_data_len >= sizeof(pd_rep) &&
+		      !memcmp(ev->param.conn.private_data, pd_rep, sizeof(pd_rep)),
+	      "ESTABLISHED: the accept's private data did not arrive");
+	p_rdma_ack_cm_event(ev);
+	p_rdma_ack_cm_event(expect(mch, RDMA_CM_EVENT_ESTABLISHED));
+	CHECK(cid->qp->state == IBV_QPS_RTS, "client QP state %d, want RTS", cid->qp->state);
+	printf("ok: ESTABLISHED on both sides (the accepted id's on the channel it migrated to), "
+	       "the accept's private data at the initiator\n");
+
+	/* ---- ibv_wr_*: a Write then a Send with inline data, one batch */
+	{
+		struct ibv_qp_ex *qx = p_ibv_qp_to_qp_ex(cid->qp);
+		struct ibv_recv_wr rw, *bad_r;
+		struct ibv_sge sge = {.addr = (uintptr_t)srv.buf + 1024, .length = 64, .lkey = srv.mr->lkey};
+		static const char inl[] = "inline data of a Send";
+		int got_w = 0, got_s = 0;
+
+		memset(&rw, 0, sizeof(rw));
+		rw.wr_id = 7;
+		rw.sg_list = &sge;
+		rw.num_sge = 1;
+		CHECK(!ibv_post_recv(sid->qp, &rw, &bad_r), "ibv_post_recv");
+		CHECK(qx, "ibv_qp_to_qp_ex: %s", strerror(errno));
+		memset(cli.buf, 'W', 512);
+		ibv_wr_start(qx);
+		qx->wr_id = 1;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_rdma_write(qx, srv.mr->rkey, (uintptr_t)srv.buf);
+		ibv_wr_set_sge(qx, cli.mr->lkey, (uintptr_t)cli.buf, 512);
+		qx->wr_id = 2;
+		ibv_wr_send(qx);
+		ibv_wr_set_inline_data(qx, (void *)inl, sizeof(inl));
+		CHECK(!ibv_wr_complete(qx), "ibv_wr_complete failed");
+		for (int i = 0; i < 2; i++) {
+			CHECK(poll_one(cli.cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS,
+			      "send completion %d: status %d", i, wc.status);
+			CHECK(wc.qp_num == cid->qp->qp_num, "wc.qp_num %u, QP %u", wc.qp_num, cid->qp->qp_num);
+			got_w += wc.wr_id == 1 && wc.opcode == IBV_WC_RDMA_WRITE;
+			got_s += wc.wr_id == 2 && wc.opcode == IBV_WC_SEND;
+		}
+		CHECK(got_w == 1 && got_s == 1, "completions of the Write and the Send: %d %d", got_w, got_s);
+		CHECK(poll_one(srv.cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+			      wc.wr_id == 7 && wc.byte_len == sizeof(inl) && wc.qp_num == sid->qp->qp_num,
+		      "receive: status %d opcode %d len %u", wc.status, wc.opcode, wc.byte_len);
+		CHECK(!memcmp(srv.buf + 1024, inl, sizeof(inl)), "the inline Send's data differs");
+		for (int i = 0; i < 512; i++)
+			CHECK(srv.buf[i] == 'W', "the Write's data differs at %d", i);
+		printf("ok: ibv_wr_rdma_write + ibv_wr_send with inline data in one batch: data and "
+		       "completions (qp_num %u)\n", cid->qp->qp_num);
+
+		ibv_wr_start(qx);
+		qx->wr_id = 3;
+		ibv_wr_rdma_write(qx, srv.mr->rkey, (uintptr_t)srv.buf);
+		ibv_wr_set_sge(qx, cli.mr->lkey, (uintptr_t)cli.buf, 8);
+		ibv_wr_atomic_fetch_add(qx, srv.mr->rkey, (uintptr_t)srv.buf, 1);
+		CHECK(ibv_wr_complete(qx) == EOPNOTSUPP, "a batch with an atomic: not EOPNOTSUPP");
+		CHECK(ibv_poll_cq(cli.cq, 1, &wc) == 0, "a refused batch posted something");
+		printf("ok: a batch with ibv_wr_atomic_fetch_add: EOPNOTSUPP, nothing posted\n");
+	}
+	{
+		struct ibv_sge sge = {.addr = (uintptr_t)cli.buf, .length = 8, .lkey = cli.mr->lkey};
+		struct ibv_send_wr w1, w2, *bad = NULL;
+		struct ibv_qp_attr qa = {.qp_state = IBV_QPS_SQD};
+
+		memset(&w1, 0, sizeof(w1));
+		memset(&w2, 0, sizeof(w2));
+		w1.wr_id = 10;
+		w1.opcode = IBV_WR_RDMA_WRITE;
+		w1.send_flags = IBV_SEND_SIGNALED;
+		w1.sg_list = &sge;
+		w1.num_sge = 1;
+		w1.wr.rdma.remote_addr = (uintptr_t)srv.buf;
+		w1.wr.rdma.rkey = srv.mr->rkey;
+		w1.next = &w2;
+		w2 = w1;
+		w2.next = NULL;
+		w2.wr_id = 11;
+		w2.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		CHECK(ibv_post_send(cid->qp, &w1, &bad) == EOPNOTSUPP && bad == &w2,
+		      "a chain with an atomic: not EOPNOTSUPP at the atomic");
+		CHECK(poll_one(cli.cq, &wc) == 1 && wc.wr_id == 10 && wc.status == IBV_WC_SUCCESS,
+		      "the Write before the atomic did not complete");
+		CHECK(p_ibv_modify_qp(cid->qp, &qa, IBV_QP_STATE) == EINVAL, "modify_qp to SQD: not EINVAL");
+		printf("ok: ibv_post_send of Write + atomic: EOPNOTSUPP with bad_wr at the atomic, the "
+		       "Write done; modify_qp to SQD: EINVAL\n");
+	}
+
+	/* ---- a second initiator, rejected with private data */
+	{
+		struct rdma_cm_event *e;
+		static const char why[] = "not today";
+
+		CHECK(!p_rdma_create_id(cch, &rid, NULL, RDMA_PS_TCP), "rdma_create_id");
+		CHECK(!p_rdma_resolve_addr(rid, NULL, (struct sockaddr *)&sin, 2000), "rdma_resolve_addr");
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		CHECK(!p_rdma_resolve_route(rid, 2000), "rdma_resolve_route");
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		{
+			struct side *r = calloc(1, sizeof(*r));
+
+			make_qp(rid, r);
+			CHECK(!p_rdma_connect(rid, NULL), "rdma_connect: %s", strerror(errno));
+			e = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+			CHECK(!p_rdma_reject(e->id, why, sizeof(why)), "rdma_reject: %s", strerror(errno));
+			struct rdma_cm_id *rejected = e->id;
+			p_rdma_ack_cm_event(e);
+			e = expect(cch, RDMA_CM_EVENT_REJECTED);
+			CHECK(e->id == rid && e->param.conn.private_data_len >= sizeof(why) &&
+				      !memcmp(e->param.conn.private_data, why, sizeof(why)),
+			      "REJECTED without the reject's private data");
+			p_rdma_ack_cm_event(e);
+			CHECK(!p_rdma_destroy_id(rejected), "destroy the rejected id");
+			p_rdma_destroy_qp(rid);
+			CHECK(!p_rdma_destroy_id(rid), "destroy the refused id");
+			CHECK(!p_ibv_dereg_mr(r->mr) && !p_ibv_destroy_cq(r->cq) && !p_ibv_dealloc_pd(r->pd),
+			      "tear down the refused side");
+			free(r);
+		}
+		printf("ok: rdma_reject with private data: REJECTED with it at the initiator\n");
+	}
+
+	/* ---- disconnect and tear down */
+	{
+		struct pollfd p = {.fd = cch->fd, .events = POLLIN};
+
+		CHECK(!p_rdma_disconnect(cid), "rdma_disconnect: %s", strerror(errno));
+		CHECK(poll(&p, 1, 5000) == 1, "the client's channel fd did not become readable");
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+		p_rdma_ack_cm_event(expect(mch, RDMA_CM_EVENT_DISCONNECTED));
+		printf("ok: DISCONNECTED on both sides (channel fd readable)\n");
+	}
+	p_rdma_destroy_qp(cid);
+	p_rdma_destroy_qp(sid);
+	CHECK(!cid->qp && !sid->qp, "rdma_destroy_qp left the QP on the id");
+	CHECK(!p_rdma_destroy_id(cid) && !p_rdma_destroy_id(sid) && !p_rdma_destroy_id(lid), "rdma_destroy_id");
+	CHECK(!p_ibv_dereg_mr(cli.mr) && !p_ibv_dereg_mr(srv.mr), "ibv_dereg_mr");
+	CHECK(!p_ibv_destroy_cq(cli.cq) && !p_ibv_destroy_cq(srv.cq), "ibv_destroy_cq");
+	CHECK(!p_ibv_dealloc_pd(cli.pd) && !p_ibv_dealloc_pd(srv.pd), "ibv_dealloc_pd");
+	p_rdma_destroy_event_channel(lch);
+	p_rdma_destroy_event_channel(cch);
+	p_rdma_destroy_event_channel(mch);
+	printf("ok: everything destroyed\n");
+	return 0;
+}
