@@ -389,42 +389,6 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 
 /* ---- open and close ---------------------------------------------------------- */
 
-struct opener {
-	struct uiw_context **uctx;
-	const struct uiw_context_attr *attr;
-	int ret;
-};
-
-static void *opener_main(void *arg)
-{
-	struct opener *o = arg;
-
-	o->ret = uiw_open_context(o->uctx, o->attr);
-	return NULL;
-}
-
-/*
- * uiw_open_context() in a short-lived thread of its own.  When a uiwarp
- * context is closed, the thread that had opened it gets its next blocking
- * call interrupted once (epoll_wait() returns EINTR; io_uring's teardown
- * notifies the task that created the ring: seen on Linux 6.18).  Programs
- * that open and close devices while probing and treat EINTR as fatal
- * (libfabric's fi_eq_sread()) stopped there.  A core fix belongs in
- * uiwarp; until then the opening thread is one that is gone.
- */
-static int open_uctx(struct uiw_context **uctx, const struct uiw_context_attr *attr)
-{
-	struct opener o = {.uctx = uctx, .attr = attr, .ret = -EAGAIN};
-	pthread_t t;
-	int e;
-
-	e = pthread_create(&t, NULL, opener_main, &o);
-	if (e)
-		return uiw_open_context(uctx, attr); /* no thread: open here */
-	pthread_join(t, NULL);
-	return o.ret;
-}
-
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct uiw_rdma_context *rc;
@@ -453,7 +417,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 		ua.p2p = !(p2p && !strcmp(p2p, "0"));
 	}
-	ret = open_uctx(&rc->uctx, &ua);
+	ret = uiw_open_context(&rc->uctx, &ua);
 	if (ret) {
 		free(rc);
 		errno = -ret;
