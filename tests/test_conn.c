@@ -736,15 +736,20 @@ END_TEST
 
 /* ---- established -------------------------------------------------------- */
 
-START_TEST(data_both_ways)
+/* 20 rounds of FPDUs both ways (round r: a sends FPDUs of 1 + r*ka % ma
+ * octets, b of b0 + r*kb % mb: 0 is an empty one), each side queueing
+ * until MPA's queue is full, then everything delivered in order; @copy:
+ * both sides read through their own buffer (uiw_conn_on_read_copy). */
+static void data_rounds(int copy, unsigned ka, size_t ma, size_t b0, unsigned kb, size_t mb)
 {
 	struct pair p;
 	size_t off_a = 0, off_b = 0;
 
 	pair_init(&p);
+	p.a.copy_reads = p.b.copy_reads = copy;
 	pair_up(&p);
 	for (int round = 0; round < 20; round++) {
-		size_t la = 1 + (size_t)(round * 37) % 1300, lb = (size_t)(round * 91) % 1300;
+		size_t la = 1 + (size_t)(round * ka) % ma, lb = b0 + (size_t)(round * kb) % mb;
 
 		while (send_fpdu(&p.a, off_a, la, 0) == 0)
 			off_a += la;
@@ -760,8 +765,14 @@ START_TEST(data_both_ways)
 	ck_assert_uint_eq(p.a.tx_done, p.b.nfpdu);
 	ck_assert_uint_eq(p.b.tx_done, p.a.nfpdu);
 	ck_assert_int_eq(p.a.c.state, UIW_CONN_UP);
+	ck_assert_int_eq(p.b.c.state, UIW_CONN_UP);
 	ck_assert_int_eq(p.a.n_lost + p.b.n_lost + p.a.n_disc + p.b.n_disc, 0);
 	pair_destroy(&p);
+}
+
+START_TEST(data_both_ways)
+{
+	data_rounds(0, 37, 1300, 0, 91, 1300);
 }
 END_TEST
 
@@ -769,30 +780,7 @@ END_TEST
  * small FPDUs), the handshake included, in reads that split anywhere. */
 START_TEST(data_copy_reads)
 {
-	struct pair p;
-	size_t off_a = 0, off_b = 0;
-
-	pair_init(&p);
-	p.a.copy_reads = p.b.copy_reads = 1;
-	pair_up(&p);
-	for (int round = 0; round < 20; round++) {
-		size_t la = 1 + (size_t)(round * 53) % 1500, lb = 1 + (size_t)(round * 29) % 900;
-
-		while (send_fpdu(&p.a, off_a, la, 0) == 0)
-			off_a += la;
-		while (send_fpdu(&p.b, off_b, lb, 0) == 0)
-			off_b += lb;
-		settle(&p);
-	}
-	ck_assert_uint_gt(off_a, 100000);
-	ck_assert_uint_eq(p.b.rxlen, off_a);
-	ck_assert_uint_eq(p.a.rxlen, off_b);
-	ck_assert_mem_eq(p.b.rxdata, pattern, off_a);
-	ck_assert_mem_eq(p.a.rxdata, pattern, off_b);
-	ck_assert_int_eq(p.a.c.state, UIW_CONN_UP);
-	ck_assert_int_eq(p.b.c.state, UIW_CONN_UP);
-	ck_assert_int_eq(p.a.n_lost + p.b.n_lost + p.a.n_disc + p.b.n_disc, 0);
-	pair_destroy(&p);
+	data_rounds(1, 53, 1500, 1, 29, 900);
 }
 END_TEST
 
