@@ -72,6 +72,7 @@ struct uiw_rdma_cm_id {
 	int sync;	/* created without a channel: calls wait for their event */
 	int own_ch;	/* the channel is the id's own (synchronous ids) */
 	int initiator;	/* rdma_connect() was called */
+	int bind_src;	/* connect from route.addr.src_addr (rping -I): uiw_bind_addr() */
 	struct uiw_rdma_qp *qp; /* the QP given to connect/accept */
 	uint8_t req_rr, req_id; /* CONNECT_REQUEST: what to answer by default */
 	/* CQs and channels rdma_create_qp() made for the application */
@@ -87,6 +88,8 @@ struct uiw_rdma_cm_id {
 	struct ibv_qp_init_attr *ep_attr;
 	struct ibv_pd *ep_pd;
 };
+
+static int bind_src(struct uiw_rdma_cm_id *w);
 
 struct cm_event {
 	struct rdma_cm_event ev; /* first: the application's pointer */
@@ -333,7 +336,9 @@ static uint64_t retry_due(void)
 			up.initiator_depth = w->id_depth;
 			ret = uiw_create_id(cm_rc->uctx, w, &w->uid);
 			if (!ret) {
-				ret = uiw_connect(w->uid, w->host, w->port, w->qp->uqp, &up);
+				ret = bind_src(w);
+				if (!ret)
+					ret = uiw_connect(w->uid, w->host, w->port, w->qp->uqp, &up);
 				if (ret) {
 					uiw_destroy_id(w->uid);
 					w->uid = NULL;
@@ -879,22 +884,24 @@ static int sa_any(const struct sockaddr *sa)
 	return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
-static int sa_same_addr(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a->sa_family != b->sa_family)
-		return 0;
-	if (a->sa_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
-	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-}
-
 static void sa_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)len);
 	else
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+}
+
+/* (cm_lock held) a connect of @w leaves from the source address the
+ * application chose, if it chose one */
+static int bind_src(struct uiw_rdma_cm_id *w)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!w->bind_src)
+		return 0;
+	sa_str(&w->id.route.addr.src_addr, a, sizeof(a));
+	return uiw_bind_addr(w->uid, a, sa_port(&w->id.route.addr.src_addr));
 }
 
 /* the source address the kernel routes @dst from (a connected UDP socket) */
@@ -978,17 +985,13 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	}
 	if (!src_addr && w->state == ID_BOUND)
 		src_addr = &id->route.addr.src_addr;
-	if (!st && src_addr && src_addr->sa_family && !sa_any(src_addr) &&
-	    !sa_same_addr(src_addr, (struct sockaddr *)&src)) {
-		char a[INET6_ADDRSTRLEN];
-
-		pthread_mutex_unlock(&cm_lock);
-		sa_str(src_addr, a, sizeof(a));
-		uiw_rdma_say_once("src", "rdma_resolve_addr(): source address %s: uiwarp cannot connect from a "
-				  "chosen address yet (rping -I, perftest --bind_source_ip; an issue-19 core "
-				  "change): EOPNOTSUPP", a);
-		return fail(EOPNOTSUPP);
-	}
+	/* a chosen source address (rping -I, perftest --bind_source_ip): the
+	 * connection leaves from it (uiw_bind_addr() at rdma_connect()) */
+	w->bind_src = !st && src_addr && src_addr->sa_family && !sa_any(src_addr);
+	if (w->bind_src && src_addr != &id->route.addr.src_addr)
+		memcpy(&src, src_addr, sa_len(src_addr));
+	else if (w->bind_src)
+		memcpy(&src, &id->route.addr.src_storage, sizeof(src));
 	if (!st) {
 		memset(&id->route.addr.src_storage, 0, sizeof(id->route.addr.src_storage));
 		memcpy(&id->route.addr.src_storage, &src, sa_len((struct sockaddr *)&src));
@@ -1393,7 +1396,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	}
 	conn_param(&up, param, 0, 0);
 	sa_str(&id->route.addr.dst_addr, host, sizeof(host));
-	ret = uiw_connect(w->uid, host, sa_port(&id->route.addr.dst_addr), qp->uqp, &up);
+	ret = bind_src(w);
+	if (!ret)
+		ret = uiw_connect(w->uid, host, sa_port(&id->route.addr.dst_addr), qp->uqp, &up);
 	if (ret) {
 		pthread_mutex_unlock(&cm_lock);
 		return fail(-ret);

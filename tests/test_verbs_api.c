@@ -426,6 +426,85 @@ START_TEST(test_api_any_address)
 }
 END_TEST
 
+/* uiw_bind_addr(): the connection leaves from the bound address (seen by a
+ * plain TCP listener's accept()), a full exchange works from it, and an
+ * address that is not this host's or of another family is refused. */
+START_TEST(test_api_bind_addr)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *id, *lid, *sid;
+	struct uiw_cm_event ev;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct sockaddr_in peer;
+	socklen_t len = sizeof(sin);
+	struct pollfd pfd;
+	char a[INET_ADDRSTRLEN];
+	int l, c;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+
+	/* 1: the TCP connection's source, as a plain listener sees it */
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(l, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&sin, &len), 0);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &id), 0);
+	ck_assert_int_eq(uiw_bind_addr(id, "127.0.0.2", 0), 0);
+	ck_assert_int_eq(uiw_connect(id, "127.0.0.1", ntohs(sin.sin_port), cli.qp, NULL), 0);
+	pfd.fd = l;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
+	len = sizeof(peer);
+	c = accept(l, (struct sockaddr *)&peer, &len);
+	ck_assert_int_ge(c, 0);
+	inet_ntop(AF_INET, &peer.sin_addr, a, sizeof(a));
+	ck_assert_str_eq(a, "127.0.0.2");
+	close(c); /* no MPA answer: the client's handshake fails */
+	close(l);
+	want_event(cli.ctx, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	ck_assert_int_eq(uiw_destroy_id(id), 0);
+	ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
+	cli.qp = side_qp(&cli);
+
+	/* 2: a whole connection from the bound address */
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_bind_addr(cli.id, "127.0.0.2", 0), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	sid = ev.id;
+	ck_assert_int_eq(uiw_accept(sid, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	srv.id = sid;
+	exchange(&srv, &cli, 31);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+
+	/* 3: refusals */
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &id), 0);
+	ck_assert_int_eq(uiw_bind_addr(id, NULL, 0), -EINVAL);
+	/* TEST-NET-1, assigned to no interface of a test host */
+	ck_assert_int_eq(uiw_bind_addr(id, "192.0.2.254", 0), -EADDRNOTAVAIL);
+	if (have_ipv6_loopback()) {
+		struct uiw_qp *qp = side_qp(&cli);
+
+		ck_assert_int_eq(uiw_bind_addr(id, "::1", 0), 0);
+		ck_assert_int_eq(uiw_connect(id, "127.0.0.1", port, qp, NULL), -EAFNOSUPPORT);
+		ck_assert_int_eq(uiw_destroy_qp(qp), 0);
+	}
+	ck_assert_int_eq(uiw_destroy_id(id), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 /* RFC 6581 peer-to-peer: each RTR kind, the responder sending first. */
 START_TEST(test_api_p2p)
 {
@@ -877,6 +956,7 @@ Suite *verbs_api_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_api_bad_attrs);
 	tcase_add_test(tc, test_api_close_no_eintr);
+	tcase_add_test(tc, test_api_bind_addr);
 	tcase_add_test(tc, test_api_polled);
 	tcase_add_test(tc, test_api_context_fd);
 	tcase_add_loop_test(tc, test_api_addresses, 0, 3);

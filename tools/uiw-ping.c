@@ -75,6 +75,7 @@
 struct ping_opts {
 	int role; /* -1 unset, 0 client, 1 server */
 	const char *addr;
+	const char *src; /* -I: the client's source address */
 	unsigned port;
 	long count;
 	long size;
@@ -153,6 +154,7 @@ static void usage(FILE *f)
 		"  -a addr     server: the address to listen on (default: every IPv6 and\n"
 		"              IPv4 address; -a 0.0.0.0: every IPv4 address, as rping);\n"
 		"              client: the server's address (required); IPv4, IPv6 or a name\n"
+		"  -I addr     client: the local address to connect from (as rping -I)\n"
 		"  -p port     TCP port (default 7174).  Server -p 0: the kernel picks the\n"
 		"              port and \"" PROG ": listening on ADDR port N\" is printed\n"
 		"  -C count    client: number of pings, 0 = until interrupted (default 0);\n"
@@ -178,7 +180,7 @@ static void usage(FILE *f)
 		"  --first-fpdu-delay=MS  client: hold the first FPDU this long after the MPA\n"
 		"                 Reply (default %d; Linux siw drops an FPDU that comes too soon)\n"
 		"\n"
-		"Not supported: -I (client source address), -t (rping refuses it too).\n"
+		"Not supported: -t (rping refuses it too).\n"
 		"Exit status: 0 success, 1 failure, %d (EINVAL, as rping) bad command line;\n"
 		"killed by SIGINT/SIGTERM/SIGHUP: that signal, after a clean teardown.\n",
 		PING_SIZE_MIN, PING_SIZE_MAX, PING_SIZE, PING_SINK_MAX, PING_TIMEOUT_S,
@@ -281,8 +283,8 @@ static int parse_opts(int argc, char **argv, struct ping_opts *o)
 		case 'q':
 			break; /* rping: self-created QP; the wire is the same */
 		case 'I':
-			return bad_usage("-I (client source address) is not supported: the "
-					 "uiwarp CM does not bind a client's address");
+			o->src = optarg;
+			break;
 		case 't':
 			return bad_usage("-t is not supported (rping does not implement it "
 					 "either)");
@@ -1199,6 +1201,11 @@ static int run_client(struct ping_app *app)
 	}
 	conn_link(app, c);
 	r = uiw_create_id(app->ctx, c, &c->id);
+	if (!r && app->o->src && (r = uiw_bind_addr(c->id, app->o->src, 0))) {
+		conn_fail(c, "source address %s: %s", app->o->src, errtext(r, eb, sizeof(eb)));
+		reap(app);
+		return EXIT_FAIL;
+	}
 	if (!r)
 		r = uiw_connect(c->id, app->host, (uint16_t)app->o->port, c->qp, &cp);
 	if (r) {

@@ -570,6 +570,56 @@ uint16_t uiw_get_port(struct uiw_cm_id *id)
 	return p;
 }
 
+int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int fd, ret;
+
+	if (!host || !*host)
+		return -EINVAL;
+	ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
+	if (ret)
+		return ret;
+	/* say now whether it is this host's (and the port free), as
+	 * rdma_bind_addr() does: the bind of the connect is later */
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ret = bind(fd, (struct sockaddr *)&sa, len) ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ctx->lock);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
+		ret = -EINVAL;
+	} else {
+		id->src = sa;
+		id->srclen = len;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a)
+{
+	int fd, ret;
+
+	if (id->srclen && a->ss_family != id->src.ss_family)
+		return -EAFNOSUPPORT;
+	fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	cm_sock_user_timeout(id->ctx, fd); /* bounds the SYN retries too */
+	if (id->srclen && bind(fd, (const struct sockaddr *)&id->src, id->srclen)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
 		const struct uiw_conn_param *param)
 {
@@ -598,13 +648,29 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	ret = resolve_addr(host, port, 0, &sa, &salen, &alt, &nalt);
 	if (ret)
 		return ret;
-	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		ret = -errno;
-		free(alt);
-		return ret;
+	if (id->srclen && sa.ss_family != id->src.ss_family) {
+		/* connecting from a bound address: the first destination of its
+		 * family goes first */
+		unsigned i;
+
+		for (i = 0; i < nalt && alt[i].ss_family != id->src.ss_family; i++)
+			;
+		if (i == nalt) {
+			free(alt);
+			return -EAFNOSUPPORT;
+		}
+		struct sockaddr_storage t = sa;
+
+		sa = alt[i];
+		alt[i] = t;
+		salen = sa.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						 : sizeof(struct sockaddr_in);
 	}
-	cm_sock_user_timeout(ctx, fd); /* bounds the SYN retries too */
+	fd = cm_conn_socket(id, &sa);
+	if (fd < 0) {
+		free(alt);
+		return fd;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
 		pthread_mutex_unlock(&ctx->lock);

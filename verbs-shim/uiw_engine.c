@@ -249,15 +249,15 @@ static void on_misc(struct uiw_cm_id *id, int res)
 	}
 	if (id->state != UIW_ID_CONN || id->conn.state != UIW_CONN_CONNECTING)
 		return;
-	if (res < 0 && id->ialt < id->nalt) {
+	while (res < 0 && id->ialt < id->nalt) {
 		/* the name resolved to further addresses: try the next one
-		 * (a new socket: the family may differ); id_service() starts
-		 * its connect */
+		 * (a new socket: the family may differ; one that differs from
+		 * a bound source address is skipped); id_service() starts its
+		 * connect */
 		const struct sockaddr_storage *a = &id->alt[id->ialt++];
-		int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int fd = cm_conn_socket(id, a);
 
 		if (fd >= 0) {
-			cm_sock_user_timeout(id->ctx, fd);
 			close(id->fd);
 			id->fd = fd;
 			id->addr = *a;

@@ -176,6 +176,9 @@ struct uiw_cm_id {
 	uint16_t port;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	/* initiator: the local address to connect from (uiw_bind_addr()); srclen 0: the kernel's choice */
+	struct sockaddr_storage src;
+	socklen_t srclen;
 	/* initiator: the further addresses the host name resolved to, tried in
 	 * turn when a TCP connect fails (ialt: the next one) */
 	struct sockaddr_storage *alt;
@@ -269,6 +272,9 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 void cm_conn_closed(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
+/* a connecting socket for @id's next destination @a: options, and bound to
+ * the address of uiw_bind_addr() if any; the fd or -errno */
+int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a);
 /* the engine's side of the CM: the id's I/O may start (listener, connect) */
 void engine_id_fresh(struct uiw_cm_id *id);
 void engine_id_gone(struct uiw_cm_id *id);

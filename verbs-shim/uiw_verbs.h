@@ -602,6 +602,18 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 uint16_t uiw_get_port(struct uiw_cm_id *id);
 
 /**
+ * uiw_bind_addr() - the local address @host (IPv4 or IPv6 literal or host
+ * name, resolved now) and @port (0: the kernel chooses) that a later
+ * uiw_connect() of @id connects from, as rdma_bind_addr() before
+ * rdma_resolve_addr() (rping -I).  Only destinations of the same address
+ * family are tried.  Returns 0, -EINVAL (NULL @host, id in use), -ENXIO
+ * (name not resolved), -EADDRNOTAVAIL (not an address of this host), or
+ * the -errno of the bind check (-EADDRINUSE, ...).  uiw_connect() then
+ * fails with -EAFNOSUPPORT when no destination has the family.
+ */
+int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port);
+
+/**
  * uiw_connect() - connect @id to @host:@port (IPv4 or IPv6 literal, or a
  * host name resolved now with getaddrinfo(); its addresses are tried in
  * turn, up to 16, until a TCP connection is made), then run

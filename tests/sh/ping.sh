@@ -147,6 +147,14 @@ client c1000 -V -C 1000
 client s64 -S 64 -V -C 100
 client s65535 -S 65535 -V -C 100
 client s23 -S 23 -V -C 100
+client src-addr -I 127.0.0.2 -V -C 20
+timeout "$T" "$BIN" -c -I 192.0.2.254 -a 127.0.0.1 -p "$PORT" -C 1 >/dev/null 2>"$TMP/src.err"
+rc=$?
+if [ $rc -ne 0 ] && grep -qF 'source address 192.0.2.254' "$TMP/src.err"; then
+	pass "-I with an address not of this host refused (exit $rc)"
+else
+	fail "-I 192.0.2.254: exit $rc, stderr: $(cat "$TMP/src.err")"
+fi
 
 client verbose -v -V -C 3
 cat >"$TMP/verbose.want" <<'EOF'
