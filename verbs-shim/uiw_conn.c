@@ -328,17 +328,20 @@ void uiw_conn_on_connected(struct uiw_conn *c, uint64_t now, int err, uint32_t e
 		handshake_failed(c, err);
 }
 
+/* MPA took received octets and returned @ret (0 or -errno). */
+static void rx_taken(struct uiw_conn *c, uint64_t now, int ret)
+{
+	if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
+		after_handshake(c, now, ret);
+	else if (ret < 0)
+		stream_failed(c, now, ret, 0);
+}
+
 void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res)
 {
-	int ret;
-
 	if (rx_delivers(c->state)) {
 		if (res > 0) {
-			ret = mpa_rx_ack(&c->mpa, (size_t)res);
-			if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
-				after_handshake(c, now, ret);
-			else if (ret < 0)
-				stream_failed(c, now, ret, 0);
+			rx_taken(c, now, mpa_rx_ack(&c->mpa, (size_t)res));
 		} else if (c->state == UIW_CONN_LINGER) {
 			to_closed(c, 0); /* the peer's FIN (or a reset) after ours */
 		} else {
@@ -357,18 +360,13 @@ void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res)
 void uiw_conn_on_read_copy(struct uiw_conn *c, uint64_t now, const void *buf, ssize_t res)
 {
 	ssize_t used;
-	int ret;
 
 	if (res <= 0 || !rx_delivers(c->state)) {
 		uiw_conn_on_read(c, now, res);
 		return;
 	}
 	used = mpa_rx(&c->mpa, buf, (size_t)res);
-	ret = used < 0 ? (int)used : 0;
-	if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
-		after_handshake(c, now, ret);
-	else if (ret < 0)
-		stream_failed(c, now, ret, 0);
+	rx_taken(c, now, used < 0 ? (int)used : 0);
 	/* octets MPA did not take (it exited) are dropped: the next want
 	 * finds MPA exited and stops reading */
 }
