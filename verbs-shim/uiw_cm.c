@@ -286,7 +286,7 @@ static void conn_cfg(const struct uiw_context *ctx, enum mpa_role role, struct u
 }
 
 /* The path's MSS: the FPDU size follows it (RFC 5044 §8: MULPDU from EMSS). */
-static uint32_t sock_emss(int fd)
+uint32_t cm_sock_emss(int fd)
 {
 	int mss = 0;
 	socklen_t len = sizeof(mss);
@@ -299,7 +299,7 @@ static uint32_t sock_emss(int fd)
 int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now)
 {
 	struct uiw_conn_cfg cfg;
-	uint32_t emss = sock_emss(id->fd);
+	uint32_t emss = cm_sock_emss(id->fd);
 	int ret;
 
 	conn_cfg(id->ctx, MPA_ROLE_RESPONDER, &cfg);

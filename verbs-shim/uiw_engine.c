@@ -238,8 +238,6 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 static void on_misc(struct uiw_cm_id *id, int res)
 {
 	uint32_t emss = 0;
-	int mss = 0;
-	socklen_t len = sizeof(mss);
 
 	id->misc_busy = 0;
 	id->misc_cancel = 0;
@@ -268,9 +266,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 	}
 	if (res >= 0) {
 		sock_nodelay(id->fd);
-		/* the FPDU size follows the path MSS (RFC 5044 §8) */
-		if (!getsockopt(id->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) && mss > 0)
-			emss = (uint32_t)mss;
+		emss = cm_sock_emss(id->fd); /* the FPDU size follows it (RFC 5044 §8) */
 	}
 	uiw_conn_on_connected(&id->conn, engine_now_ns(), res < 0 ? res : 0, emss);
 }
@@ -357,25 +353,39 @@ static int direct_ok(const struct uiw_cm_id *id)
 }
 
 /* Send @w's iovecs: directly (polled) or by io_uring. */
-static void tx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w, uint64_t now)
+/* @w's iovecs as @id's send message (for a direct send or the ring's). */
+static void tx_msg_set(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 {
-	struct io_uring_sqe *sqe;
-
 	memset(&id->tx_msg, 0, sizeof(id->tx_msg));
 	id->tx_msg.msg_iov = w->tx;
 	id->tx_msg.msg_iovlen = (size_t)w->tx_n;
 	id->tx_niov = w->tx_n;
-	if (direct_ok(id)) {
-		/* polled: send now (non-blocking); what the socket does not
-		 * take goes by io_uring, which waits for room */
-		ssize_t r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
-		if (r > 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-			uiw_conn_on_sent(&id->conn, now, r > 0 ? r : -errno);
-			engine_mark(id); /* more may be queued: the next turn looks */
-			id->eng->progressed = 1;
-			return;
-		}
+/* A non-blocking sendmsg() of @id's send message from the calling thread.
+ * Returns 1 when it sent or failed (reported to the connection), 0 when the
+ * socket had no room (nothing reported: the iovecs are still lent). */
+static int tx_direct(struct uiw_cm_id *id, uint64_t now)
+{
+	ssize_t r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	uiw_conn_on_sent(&id->conn, now, r < 0 ? -errno : r);
+	return 1;
+}
+
+static void tx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w, uint64_t now)
+{
+	struct io_uring_sqe *sqe;
+
+	tx_msg_set(id, w);
+	/* polled: send now (non-blocking); what the socket does not take
+	 * goes by io_uring, which waits for room */
+	if (direct_ok(id) && tx_direct(id, now)) {
+		engine_mark(id); /* more may be queued: the next turn looks */
+		id->eng->progressed = 1;
+		return;
 	}
 	sqe = get_sqe(id->eng);
 	if (!sqe) {
@@ -515,7 +525,6 @@ int engine_send_now(struct uiw_cm_id *id)
 {
 	struct uiw_conn_want w;
 	uint64_t now;
-	ssize_t r;
 
 	if (id->ctx->attr.mode == UIW_CTX_POLLED || id->state != UIW_ID_CONN || id->closing ||
 	    id->tx_busy || id->conn.state != UIW_CONN_UP)
@@ -530,14 +539,12 @@ int engine_send_now(struct uiw_cm_id *id)
 		shutdown(id->fd, SHUT_WR);
 	if (!w.tx)
 		return w.shut_wr || id->conn.state != UIW_CONN_UP;
-	memset(&id->tx_msg, 0, sizeof(id->tx_msg));
-	id->tx_msg.msg_iov = w.tx;
-	id->tx_msg.msg_iovlen = (size_t)w.tx_n;
-	r = sendmsg(id->fd, &id->tx_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		r = 0; /* the engine's send waits for room */
-	uiw_conn_on_sent(&id->conn, now, r < 0 ? -errno : r);
-	return r <= 0 || mpa_tx_pending_bytes(&id->conn.mpa) || id->conn.state != UIW_CONN_UP;
+	tx_msg_set(id, &w);
+	if (!tx_direct(id, now)) {
+		uiw_conn_on_sent(&id->conn, now, 0); /* the engine's send waits for room */
+		return 1;
+	}
+	return mpa_tx_pending_bytes(&id->conn.mpa) || id->conn.state != UIW_CONN_UP;
 }
 
 /* Returns 1 when the engine freed @id (an id the application never saw). */

@@ -272,6 +272,8 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 void cm_conn_closed(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
+/* the path's MSS of a connected socket (0: unknown): the FPDU size follows it */
+uint32_t cm_sock_emss(int fd);
 /* a connecting socket for @id's next destination @a: options, and bound to
  * the address of uiw_bind_addr() if any; the fd or -errno */
 int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a);
