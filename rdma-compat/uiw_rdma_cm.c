@@ -283,21 +283,30 @@ static uint64_t now_ns(void)
 
 /*
  * A connection TCP refused (no listener: REJECTED without private data) is
- * tried again, every 20 ms up to 5 times, before the application hears of
- * it.  The kernel's rdma_cm resolves addresses and routes asynchronously,
- * which gives a peer about to listen that moment; this library resolves at
- * once, and programs rely on the moment (perftest -R: its server listens
- * again for the test connection right after the handshake on the first
- * one, and its client's retry after a REJECTED reads freed memory).
- * 1 when a retry is scheduled (CM lock held).
+ * tried again, every 20 ms for up to 500 ms, before the application hears
+ * of it.  The kernel's rdma_cm resolves addresses and routes
+ * asynchronously, which gives a peer about to listen that moment; this
+ * library resolves at once, and programs rely on the moment (perftest -R:
+ * its server listens again for the test connection right after the
+ * handshake on the first one, and its client's retry after a failed
+ * connect reads freed memory).  A connection closed by the peer before
+ * the MPA Reply (CONNECT_ERROR, -ECONNRESET) is the same case seen through
+ * a forwarder that accepts for the peer and closes when the peer refuses
+ * (qemu's user-mode network: perftest's server in a VM under emulation
+ * took over 100 ms to listen again).  1 when a retry is scheduled (CM lock
+ * held).
  */
-#define REFUSED_RETRIES 5
+#define REFUSED_RETRIES 25
 #define REFUSED_RETRY_NS 20000000ull
 
 static int retry_refused(struct uiw_rdma_cm_id *w, const struct uiw_cm_event *u)
 {
-	if (u->event != UIW_CM_EVENT_REJECTED || u->status != -ECONNREFUSED || u->private_data_len ||
-	    !w->initiator || w->retries >= REFUSED_RETRIES || !w->qp || w->destroyed)
+	int refused = u->event == UIW_CM_EVENT_REJECTED && u->status == -ECONNREFUSED &&
+		      !u->private_data_len;
+	int reset = u->event == UIW_CM_EVENT_CONNECT_ERROR && u->status == -ECONNRESET;
+
+	if ((!refused && !reset) || !w->initiator || w->retries >= REFUSED_RETRIES || !w->qp ||
+	    w->destroyed)
 		return 0;
 	w->retries++;
 	uiw_destroy_id(w->uid); /* a failed id serves no second attempt */

@@ -153,6 +153,26 @@ struct uiw_rdma_device *uiw_rdma_device(void)
 	return &the_dev;
 }
 
+/* A number of milliseconds from the environment: @def when unset; a value
+ * that is not a whole number up to @max is said on stderr and ignored. */
+static unsigned env_ms(const char *name, unsigned def, unsigned max)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > max || v[0] == '-') {
+		fprintf(stderr, "libuiw-rdma: %s=%s is not a number of ms from 0 to %u; using %u\n",
+			name, v, max, def);
+		return def;
+	}
+	return (unsigned)n;
+}
+
 static struct uiw_rdma_context *to_rctx(struct ibv_context *c)
 {
 	return uiw_rdma_ctx(c);
@@ -417,6 +437,12 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 		ua.p2p = !(p2p && !strcmp(p2p, "0"));
 	}
+	/* Linux siw as responder sends its MPA Reply before it hands the
+	 * socket to its QP and drops an FPDU (here: the RTR and perftest's
+	 * first Send) that arrives in between; the connection then hangs.
+	 * uiwarp's own tools hold the first FPDU 50 ms for it, and so does
+	 * this library (UIW_RDMA_FPDU_DELAY_MS, 0..10000, changes it). */
+	ua.first_fpdu_delay_ms = env_ms("UIW_RDMA_FPDU_DELAY_MS", 50, 10000);
 	ret = uiw_open_context(&rc->uctx, &ua);
 	if (ret) {
 		free(rc);

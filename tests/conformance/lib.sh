@@ -259,3 +259,40 @@ need_uiw_ping() {
 		return 1
 	fi
 }
+
+# need_uiw_run PROGRAM: needs() of the cases that run an unmodified
+# rdma-core PROGRAM (rping, ib_write_bw, ...) on the host under uiw-run
+need_uiw_run() {
+	if [ ! -x "$UIW_BIN/uiw-run" ] || [ ! -f "$UIW_BIN/../libuiw-rdma.so" ]; then
+		echo "no $UIW_BIN/uiw-run or libuiw-rdma.so (not built yet)"
+		return 1
+	fi
+	if ! command -v "$1" >/dev/null 2>&1; then
+		echo "no $1 on the host (make deps-test installs rdmacm-utils and perftest)"
+		return 1
+	fi
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now (the
+# kernel picks it), for a host server that cannot be told to take port 0
+# and say which it got (rping -s, perftest's server)
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# host_wait_listen PORT PID: wait (up to 10 s) until something listens on
+# 127.0.0.1:PORT or 0.0.0.0:PORT; 1 when it did not, or PID ended first
+host_wait_listen() {
+	local n
+	for ((n = 0; n < 100; n++)); do
+		if ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; then
+			return 0
+		fi
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}

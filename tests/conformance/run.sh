@@ -55,6 +55,9 @@ ALL_CASES=(siw-smoke uiw-client uiw-client-nocrc uiw-server uiw-server-nocrc
 	ping-u2s-64 ping-u2s-65535 ping-s2u-64 ping-s2u-65535
 	perftest-u2s-write perftest-u2s-read perftest-u2s-send
 	perftest-s2u-write perftest-s2u-read perftest-s2u-send
+	run-rping-u2s run-rping-u2s-65535 run-rping-s2u run-rping-s2u-65535
+	run-pt-u2s-write run-pt-u2s-read run-pt-u2s-send
+	run-pt-s2u-write run-pt-s2u-read run-pt-s2u-send
 	param-defaults param-crc)
 
 # shellcheck source=vm.sh
@@ -169,12 +172,13 @@ main() {
 	fi
 	# 3b. siw under emulation fails a perftest case now and then (a
 	# TERMINATE claiming a CRC error on a stream whose CRCs check good:
-	# docs/CONFORMANCE.md): at most two failed perftest cases are run once
+	# docs/CONFORMANCE.md): at most two failed perftest cases (perftest-*,
+	# run-pt-*) are run once
 	# more in a fresh VM; the first try stays in RESULTS/NAME.try1 and the
 	# summary says so.  A case that fails twice fails.
 	retry=()
 	for c in "${runnable[@]}"; do
-		case $c in perftest-*) ;; *) continue ;; esac
+		case $c in perftest-* | run-pt-*) ;; *) continue ;; esac
 		case ${RESULT[$c]:-} in PASS | SKIP*) ;; *) retry+=("$c") ;; esac
 	done
 	if [ "${#retry[@]}" -gt 0 ] && [ "${#retry[@]}" -le 2 ]; then

@@ -29,7 +29,9 @@
 #     -I 127.0.0.2: a pair that connects from that address;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
-#     result line;
+#     result line; with -a -n 5: 23 result lines, 2 octets to 8 MiB; with
+#     -s 4000 -n 300 (and --report_gbits for the _bw tests): that line, in
+#     the unit asked for;
 #   - tests/progs/rdma_api under uiw-run: non-blocking channels,
 #     rdma_migrate_id, private data both ways and with rdma_reject, IRD/ORD
 #     of the request, ibv_wr_* batches (inline Send, atomic refused), a
@@ -211,7 +213,7 @@ start_rping_server() {
 	shift
 	for _try in 1 2 3 4 5; do
 		SPORT=$(free_port)
-		timeout "$T" "$@" -p "$SPORT" >"$TMP/$_n.s.out" 2>"$TMP/$_n.s.err" &
+		timeout "${PAIR_T:-$T}" "$@" -p "$SPORT" >"$TMP/$_n.s.out" 2>"$TMP/$_n.s.err" &
 		SPID=$!
 		PIDS="$PIDS $SPID"
 		_w=0
@@ -366,7 +368,7 @@ pair() {
 		fail "$_n: the server did not listen: $(head -c 300 "$TMP/$_n.s.err")"
 		return 1
 	fi
-	timeout "$T" "$@" -p "$SPORT" >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
+	timeout "${PAIR_T:-$T}" "$@" -p "$SPORT" >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
 	_crc=$?
 	wait "$SPID"
 	_src=$?
@@ -385,6 +387,31 @@ if command -v ib_write_bw >/dev/null 2>&1; then
 			" "[0-9]*) pass "$p -R: both exit 0:$res" ;;
 			*) fail "$p -R: no result line: $(head -c 300 "$TMP/$p.c.out")" ;;
 			esac
+		fi
+		# -a: every size from 2 octets to 8 MiB (23 result lines, each with
+		# -n's iterations); -s/-n: one size, rates in Gb/s for the _bw tests
+		# (8 MiB messages: 60 s, not 20)
+		PAIR_T=60
+		if pair "$p-a" $RUN "$p" -R -a -n 5 -- $RUN "$p" -R -a -n 5 127.0.0.1; then
+			n=$(grep -cE '^ +[0-9]+ +5 ' "$TMP/$p-a.c.out")
+			if [ "$n" = 23 ] && grep -qE '^ +8388608 +5 ' "$TMP/$p-a.c.out"; then
+				pass "$p -R -a -n 5: both exit 0, 23 sizes, 2 to 8388608"
+			else
+				fail "$p -R -a -n 5: $n result lines of 23: $(tail -c 300 "$TMP/$p-a.c.out")"
+			fi
+		fi
+		PAIR_T=
+		case $p in
+		*_bw) opt=--report_gbits unit='Gb/sec' ;;
+		*) opt= unit='usec' ;;
+		esac
+		# shellcheck disable=SC2086 # $opt: one word or none
+		if pair "$p-s" $RUN "$p" -R -s 4000 -n 300 $opt -- $RUN "$p" -R -s 4000 -n 300 $opt 127.0.0.1; then
+			if grep -qE '^ +4000 +300 ' "$TMP/$p-s.c.out" && grep -q "$unit" "$TMP/$p-s.c.out"; then
+				pass "$p -R -s 4000 -n 300${opt:+ $opt}: both exit 0, the result line in $unit"
+			else
+				fail "$p -R -s 4000 -n 300${opt:+ $opt}: no result line in $unit: $(tail -c 300 "$TMP/$p-s.c.out")"
+			fi
 		fi
 	done
 else

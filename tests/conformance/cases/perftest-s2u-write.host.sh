@@ -23,27 +23,40 @@ needs() {
 	fi
 }
 
-host_run() {
-	local rc=0 log pid port n line
-	log=$OUT/uiw-perf-server.log
+# server_start LOG: start the server in the background (SERVER_PID) and set
+# SERVER_PORT to the port it listens on (empty: it did not).  uiw-perf
+# --perftest here, given port 0, prints the one it got; run-pt-s2u-* run
+# perftest's own ib_*_bw -R under uiw-run instead.
+SERVER=uiw-perf
+SERVER_PID=
+SERVER_PORT=
+server_start() {
+	local n port=
 	hlog "uiw-perf ${PT_TEST}_bw --perftest -B 127.0.0.1 -p 0 -n $ITERS -s $SIZE ${UIW_OPTS[*]}"
-	: >"$log"
 	timeout -k 10 120 "$UIW_BIN/uiw-perf" "${PT_TEST}_bw" --perftest -B 127.0.0.1 -p 0 \
-		-n "$ITERS" -s "$SIZE" "${UIW_OPTS[@]}" >"$log" 2>&1 &
-	pid=$!
-	hbg "$pid"
-	port=
+		-n "$ITERS" -s "$SIZE" "${UIW_OPTS[@]}" >"$1" 2>&1 &
+	SERVER_PID=$!
+	hbg "$SERVER_PID"
 	for ((n = 0; n < 100; n++)); do
-		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$log" 2>/dev/null | head -n 1) || true
+		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1) || true
 		[ -z "$port" ] || break
-		kill -0 "$pid" 2>/dev/null || break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
 		sleep 0.1
 	done
+	SERVER_PORT=$port
+}
+
+host_run() {
+	local rc=0 log pid port n line
+	log=$OUT/$SERVER-server.log
+	: >"$log"
+	server_start "$log"
+	port=$SERVER_PORT pid=$SERVER_PID
 	if [ -z "$port" ]; then
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		hsig "$CASE.ready" 0
-		host_fail "uiw-perf --perftest did not print its port: $(tail -n 1 "$log")"
+		host_fail "$SERVER did not listen: $(tail -n 1 "$log")"
 		return
 	fi
 	hsig "$CASE.ready" "$port"
@@ -57,11 +70,11 @@ host_run() {
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" || rc=$?
 	line=$(grep -E "^ *$SIZE +$ITERS +" "$log" | head -n 1)
-	hlog "uiw-perf --perftest server exit $rc: $line"
+	hlog "$SERVER server exit $rc: $line"
 	if [ "$rc" != 0 ]; then
-		host_fail "uiw-perf --perftest server exit $rc: $(tail -n 1 "$log")"
+		host_fail "$SERVER server exit $rc: $(tail -n 1 "$log")"
 	elif [ -z "$line" ]; then
-		host_fail "uiw-perf --perftest server printed no result line for $SIZE x $ITERS"
+		host_fail "$SERVER server printed no result line for $SIZE x $ITERS"
 	else
 		host_pass
 	fi

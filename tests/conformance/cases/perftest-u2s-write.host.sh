@@ -23,23 +23,30 @@ needs() {
 	fi
 }
 
+# the client: uiw-perf --perftest here; run-pt-u2s-* run perftest's own
+# ib_*_bw -R under uiw-run instead
+CLIENT=uiw-perf
+client_args() { # PORT: the command line
+	CLIENT_ARGS=("$UIW_BIN/uiw-perf" "${PT_TEST}_bw" --perftest -n "$ITERS" -s "$SIZE" -p "$1" "${UIW_OPTS[@]}" 127.0.0.1)
+}
+
 host_run() {
 	local fwd=VM_FWD_$PORT rc=0 log line
 	if ! hawait "$CASE.ready" 120 >/dev/null; then
 		host_fail "ib_${PT_TEST}_bw -R in the VM never got ready"
 		return
 	fi
-	log=$OUT/uiw-perf-client.log
-	hlog "uiw-perf ${PT_TEST}_bw --perftest -n $ITERS -s $SIZE -p ${!fwd} ${UIW_OPTS[*]} 127.0.0.1"
-	timeout -k 10 90 "$UIW_BIN/uiw-perf" "${PT_TEST}_bw" --perftest -n "$ITERS" -s "$SIZE" \
-		-p "${!fwd}" "${UIW_OPTS[@]}" 127.0.0.1 >"$log" 2>&1 || rc=$?
+	log=$OUT/$CLIENT-client.log
+	client_args "${!fwd}"
+	hlog "${CLIENT_ARGS[*]}"
+	timeout -k 10 90 "${CLIENT_ARGS[@]}" >"$log" 2>&1 || rc=$?
 	hsig "$CASE.hostdone" "$rc"
 	line=$(grep -E "^ *$SIZE +$ITERS +" "$log" | head -n 1)
-	hlog "uiw-perf exit $rc: $line"
+	hlog "$CLIENT exit $rc: $line"
 	if [ "$rc" != 0 ]; then
-		host_fail "uiw-perf exit $rc: $(tail -n 1 "$log")"
+		host_fail "$CLIENT exit $rc: $(tail -n 1 "$log")"
 	elif [ -z "$line" ]; then
-		host_fail "uiw-perf printed no result line for $SIZE x $ITERS"
+		host_fail "$CLIENT printed no result line for $SIZE x $ITERS"
 	else
 		host_pass
 	fi

@@ -15,6 +15,10 @@ needs() {
 	need_uiw_ping
 }
 
+# the client: uiw-ping here; run-rping-u2s runs rping under uiw-run instead
+CLIENT=uiw-ping
+CLIENT_CMD=("$UIW_BIN/uiw-ping")
+
 host_run() {
 	local fwd=VM_FWD_$PORT i rc pings why="" log
 	for ((i = 1; i <= ROUNDS; i++)); do
@@ -22,20 +26,20 @@ host_run() {
 			why="round $i: rping -s in the VM never got ready"
 			break
 		fi
-		log=$OUT/uiw-ping-client.$i.log
-		hlog "round $i: uiw-ping -c -a 127.0.0.1 -p ${!fwd} -C $COUNT -v -V ${UIW_OPTS[*]}"
+		log=$OUT/$CLIENT-client.$i.log
+		hlog "round $i: $CLIENT -c -a 127.0.0.1 -p ${!fwd} -C $COUNT -v -V ${UIW_OPTS[*]}"
 		rc=0
-		timeout -k 10 60 "$UIW_BIN/uiw-ping" -c -a 127.0.0.1 -p "${!fwd}" -C "$COUNT" -v -V \
+		timeout -k 10 60 "${CLIENT_CMD[@]}" -c -a 127.0.0.1 -p "${!fwd}" -C "$COUNT" -v -V \
 			"${UIW_OPTS[@]}" >"$log" 2>&1 || rc=$?
 		hsig "$CASE.hostdone.$i" "$rc"
 		pings=$(hcount '^ping data: ' "$log")
-		hlog "round $i: uiw-ping exit $rc, $pings pings"
+		hlog "round $i: $CLIENT exit $rc, $pings pings"
 		if [ "$rc" != 0 ]; then
-			why="round $i: uiw-ping exit $rc: $(grep -v '^ping data' "$log" | tail -n 1)"
+			why="round $i: $CLIENT exit $rc: $(grep -v '^ping data' "$log" | tail -n 1)"
 			break
 		fi
 		if [ "$pings" != "$COUNT" ]; then
-			why="round $i: uiw-ping printed $pings of $COUNT pings"
+			why="round $i: $CLIENT printed $pings of $COUNT pings"
 			break
 		fi
 	done

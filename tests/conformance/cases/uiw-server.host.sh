@@ -15,26 +15,39 @@ needs() {
 	need_uiw_ping
 }
 
+# server_start LOG: start the server in the background (SERVER_PID) and set
+# SERVER_PORT to the port it listens on (empty: it did not).  uiw-ping here, which is
+# given port 0 and prints the one it got; run-rping-s2u runs rping -s under
+# uiw-run instead.
+SERVER=uiw-ping
+SERVER_PID=
+SERVER_PORT=
+server_start() {
+	local n port=
+	hlog "round $i: uiw-ping -s -a 127.0.0.1 -p 0 -v -V ${UIW_OPTS[*]}"
+	timeout -k 10 150 "$UIW_BIN/uiw-ping" -s -a 127.0.0.1 -p 0 -v -V "${UIW_OPTS[@]}" >"$1" 2>&1 &
+	SERVER_PID=$!
+	hbg "$SERVER_PID"
+	for ((n = 0; n < 100; n++)); do
+		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1) || true
+		[ -z "$port" ] || break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	SERVER_PORT=$port
+}
+
 host_run() {
 	local i rc pings why="" log pid port n
 	for ((i = 1; i <= ROUNDS; i++)); do
-		log=$OUT/uiw-ping-server.$i.log
-		hlog "round $i: uiw-ping -s -a 127.0.0.1 -p 0 -v -V ${UIW_OPTS[*]}"
+		log=$OUT/$SERVER-server.$i.log
 		: >"$log"
-		timeout -k 10 150 "$UIW_BIN/uiw-ping" -s -a 127.0.0.1 -p 0 -v -V "${UIW_OPTS[@]}" >"$log" 2>&1 &
-		pid=$!
-		hbg "$pid"
-		port=
-		for ((n = 0; n < 100; n++)); do
-			port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$log" 2>/dev/null | head -n 1) || true
-			[ -z "$port" ] || break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
+		server_start "$log"
+		port=$SERVER_PORT pid=$SERVER_PID
 		if [ -z "$port" ]; then
 			kill "$pid" 2>/dev/null || true
 			wait "$pid" 2>/dev/null || true
-			why="round $i: uiw-ping -s did not print its port: $(tail -n 1 "$log")"
+			why="round $i: $SERVER -s did not listen: $(tail -n 1 "$log")"
 			hsig "$CASE.ready.$i" 0
 			break
 		fi
@@ -51,13 +64,13 @@ host_run() {
 		rc=0
 		wait "$pid" || rc=$?
 		pings=$(hcount '^server ping data: ' "$log")
-		hlog "round $i: uiw-ping -s exit $rc, $pings pings"
+		hlog "round $i: $SERVER -s exit $rc, $pings pings"
 		if [ "$rc" != 0 ]; then
-			why="round $i: uiw-ping -s exit $rc: $(grep -v 'ping data' "$log" | tail -n 1)"
+			why="round $i: $SERVER -s exit $rc: $(grep -v 'ping data' "$log" | tail -n 1)"
 			break
 		fi
 		if [ "$pings" != "$COUNT" ]; then
-			why="round $i: uiw-ping -s printed $pings of $COUNT pings"
+			why="round $i: $SERVER -s printed $pings of $COUNT pings"
 			break
 		fi
 	done

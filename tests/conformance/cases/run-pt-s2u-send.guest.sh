@@ -1,0 +1,5 @@
+# run-pt-s2u-send (guest): perftest-s2u-write.guest.sh with ib_send_bw -R, 50 messages.
+# shellcheck shell=sh disable=SC1091,SC2034
+PT_TEST="send"
+ITERS=50
+. /share/_vm/cases/perftest-s2u-write.guest.sh
