@@ -26,7 +26,9 @@
 #     port in use: EADDRINUSE from rdma_bind_addr; a Send to rping -s with
 #     no receive posted (tests/progs/rdma_norecv_peer.py): the TERMINATE
 #     "no buffer" (1/2/0x02) and rping sees the connection end; rping -c
-#     -I 127.0.0.2: a pair that connects from that address;
+#     -I 127.0.0.2: a pair that connects from that address; rping -c
+#     through a forwarder that accepts and closes its first 3 connections
+#     (tests/progs/close_first_proxy.py): retried, the pings go through;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
 #     result line; with -a -n 5: 23 result lines, 2 octets to 8 MiB; with
@@ -329,8 +331,36 @@ if command -v rping >/dev/null 2>&1; then
 		else
 			fail "rping -s (no receive): did not listen: $(head -c 300 "$TMP/norecv.s.err")"
 		fi
+		# a connection closed before the MPA Reply, as through a forwarder
+		# (qemu's port forward) whose server is not listening yet, is tried
+		# again like a refused one (every 20 ms, 500 ms): 3 closed, the
+		# fourth relayed to a real rping -s, and the pings go through
+		if start_rping_server relay $RP -s -a 127.0.0.1 -v -V -C 3; then
+			timeout "$T" python3 tests/progs/close_first_proxy.py "$SPORT" 3 >"$TMP/proxy.out" 2>&1 &
+			PPID_=$!
+			PIDS="$PIDS $PPID_"
+			_w=0
+			while [ $_w -lt 50 ] && ! [ -s "$TMP/proxy.out" ]; do
+				sleep 0.1
+				_w=$((_w + 1))
+			done
+			PPORT=$(head -n 1 "$TMP/proxy.out")
+			run $RP -c -a 127.0.0.1 -p "$PPORT" -v -V -C 3
+			wait "$PPID_"
+			prc=$?
+			wait "$SPID"
+			src=$?
+			if [ "$rc" = 0 ] && [ "$src" = 0 ] && [ "$prc" = 0 ] && no_crash &&
+				[ "$(grep -c '^ping data: ' "$TMP/out")" = 3 ]; then
+				pass "rping -c through a forwarder that closed 3 connections first: retried, 3 pings ($(tail -n 1 "$TMP/proxy.out"))"
+			else
+				fail "rping -c through a closing forwarder: client exit $rc, server $src, proxy $prc ($(tail -n 1 "$TMP/proxy.out")): $(head -c 300 "$TMP/err")"
+			fi
+		else
+			fail "rping -s (relay): did not listen: $(head -c 300 "$TMP/relay.s.err")"
+		fi
 	else
-		echo "compat.sh: python3 is not installed: the Send-without-receive check is not run"
+		echo "compat.sh: python3 is not installed: the Send-without-receive and forwarder checks are not run"
 	fi
 	# rping -I: the client connects from a chosen address (uiw_bind_addr();
 	# the address itself is checked by verbs_api/test_api_bind_addr)
