@@ -102,7 +102,8 @@ TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
              tests/test_rdmap_err.c tests/test_verbs.c tests/test_verbs_proc.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \
-             tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c tests/test_conn.c
+             tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c tests/test_conn.c \
+             tests/test_cm_channel.c
 # every bench/<name>.c but the helper is a benchmark program uiw-bench-<name>
 BENCH_NAMES := $(patsubst bench/%.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
 # installed tools: $(O)/bin/uiw-<name> is linked from tools/uiw-<name>.c (the
@@ -414,7 +415,7 @@ _check: _build $(CHECK_BIN)
 	done; exit $$fail
 
 # suites and shell tests with threads; reports go to $(O)/tsan/report.<pid>
-TSAN_SUITES := verbs verbs_api verbs_proc rpc rpc_clnt
+TSAN_SUITES := verbs verbs_api verbs_proc cm_channel rpc rpc_clnt
 TSAN_SH     := tests/sh/ping.sh tests/sh/perf.sh tests/sh/rpc.sh tests/sh/midop.sh
 TSAN_LOG     = $(abspath $(O))/tsan
 ifneq ($(filter _check-tsan,$(MAKECMDGOALS)),)

@@ -24,6 +24,7 @@ int main(void)
 	srunner_add_suite(sr, verbs_suite());
 	srunner_add_suite(sr, verbs_proc_suite());
 	srunner_add_suite(sr, verbs_api_suite());
+	srunner_add_suite(sr, cm_channel_suite());
 	srunner_add_suite(sr, rpcrdma_hdr_suite());
 	srunner_add_suite(sr, replay_suite());
 	srunner_add_suite(sr, rpc_suite());

@@ -16,6 +16,7 @@ Suite *rdmap_err_suite(void);
 Suite *verbs_suite(void);
 Suite *verbs_proc_suite(void);
 Suite *verbs_api_suite(void);
+Suite *cm_channel_suite(void);
 Suite *rpcrdma_hdr_suite(void);
 Suite *replay_suite(void);
 Suite *rpc_suite(void);

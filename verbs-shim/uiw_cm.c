@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,11 +25,64 @@
 
 /* ---- the event queue ---------------------------------------------------- */
 
+/* one unit per queued event: taken back with the event (or when it is
+ * dropped or moved), so the fd is readable exactly while events wait */
+static void ch_unit_put(struct uiw_event_channel *ch)
+{
+	uint64_t one = 1;
+
+	if (write(ch->efd, &one, sizeof(one)) < 0) {
+		/* cannot saturate: one unit per queued event */
+	}
+}
+
+static void ch_unit_take(struct uiw_event_channel *ch)
+{
+	uint64_t v;
+
+	if (read(ch->efd, &v, sizeof(v)) < 0) {
+		/* nonblocking; one unit per queued event */
+	}
+}
+
+static void ch_append(struct uiw_event_channel *ch, struct uiw_ev_node *n)
+{
+	n->next = NULL;
+	*ch->tail = n;
+	ch->tail = &n->next;
+	ch_unit_put(ch);
+}
+
+/* unlink the events @pick chooses from @ch (each unit taken back); the
+ * rest keep their order.  Returns them, in order. */
+static struct uiw_ev_node *ch_take(struct uiw_event_channel *ch, const struct uiw_cm_id *id,
+				   int (*pick)(const struct uiw_ev_node *, const struct uiw_cm_id *))
+{
+	struct uiw_ev_node **pe, *out = NULL, **ot = &out;
+
+	for (pe = &ch->head; *pe;) {
+		struct uiw_ev_node *e = *pe;
+
+		if (pick(e, id)) {
+			*pe = e->next;
+			e->next = NULL;
+			*ot = e;
+			ot = &e->next;
+			ch_unit_take(ch);
+		} else {
+			pe = &e->next;
+		}
+	}
+	ch->tail = &ch->head;
+	while (*ch->tail)
+		ch->tail = &(*ch->tail)->next;
+	return out;
+}
+
 static void cm_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 {
 	struct uiw_cm_id *id = ev->id;
 	struct uiw_ev_node *n;
-	uint64_t one = 1;
 
 	/* the id's reserved nodes first: allocating here could fail, and an
 	 * event lost would leave the application waiting (and a request's id
@@ -41,13 +95,8 @@ static void cm_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 		if (!n)
 			return; /* more events than UIW_ID_EVENTS: not expected */
 	}
-	n->next = NULL;
 	n->ev = *ev;
-	*ctx->ev_tail = n;
-	ctx->ev_tail = &n->next;
-	if (write(ctx->cm_efd, &one, sizeof(one)) < 0) {
-		/* cannot saturate: one unit per queued event */
-	}
+	ch_append(id ? id->ch : &ctx->evch, n);
 	pthread_cond_broadcast(&ctx->cond);
 }
 
@@ -224,6 +273,7 @@ struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx)
 	if (!id)
 		return NULL;
 	id->ctx = ctx;
+	id->ch = &ctx->evch;
 	id->fd = -1;
 	id->op_rx = (struct uiw_op){UIW_OP_RX, id};
 	id->op_tx = (struct uiw_op){UIW_OP_TX, id};
@@ -232,8 +282,20 @@ struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx)
 	return id;
 }
 
+/* Context lock held (or the engines stopped). */
+void cm_id_set_channel(struct uiw_cm_id *id, struct uiw_event_channel *ch)
+{
+	if (id->ch != &id->ctx->evch)
+		id->ch->nids--;
+	if (ch != &id->ctx->evch)
+		ch->nids++;
+	id->ch = ch;
+}
+
+/* Context lock held (or the engines stopped). */
 void cm_id_free(struct uiw_cm_id *id)
 {
+	cm_id_set_channel(id, &id->ctx->evch);
 	uiw_conn_destroy(&id->conn);
 	id_free_spares(id);
 	free(id->alt);
@@ -339,10 +401,15 @@ void *uiw_id_context(struct uiw_cm_id *id)
 	return id->context;
 }
 
+static int ev_of_id(const struct uiw_ev_node *e, const struct uiw_cm_id *id)
+{
+	return e->ev.id == id;
+}
+
 int uiw_destroy_id(struct uiw_cm_id *id)
 {
 	struct uiw_context *ctx = id->ctx;
-	struct uiw_ev_node **pe;
+	struct uiw_ev_node *gone;
 	struct uiw_cm_id **pp;
 	struct timespec dl;
 	int graceful;
@@ -383,27 +450,22 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		}
 	}
 	engine_id_gone(id);
-	/* events naming this id would dangle */
-	for (pe = &ctx->ev_head; *pe;) {
-		struct uiw_ev_node *e = *pe;
+	/* events naming this id would dangle: its own go (they are all in its
+	 * channel), and requests that name it as their listener, in any
+	 * channel, forget it */
+	gone = ch_take(id->ch, id, ev_of_id);
+	while (gone) {
+		struct uiw_ev_node *e = gone;
 
-		if (e->ev.id == id) {
-			uint64_t v;
-
-			*pe = e->next;
-			free(e);
-			if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
-				/* nonblocking; one unit per queued event */
-			}
-		} else {
+		gone = e->next;
+		free(e);
+	}
+	for (struct uiw_event_channel *ch = &ctx->evch; ch;
+	     ch = ch == &ctx->evch ? ctx->channels : ch->next)
+		for (struct uiw_ev_node *e = ch->head; e; e = e->next)
 			if (e->ev.listen_id == id)
 				e->ev.listen_id = NULL;
-			pe = &e->next;
-		}
-	}
-	ctx->ev_tail = &ctx->ev_head;
-	while (*ctx->ev_tail)
-		ctx->ev_tail = &(*ctx->ev_tail)->next;
+	cm_id_set_channel(id, &ctx->evch);
 	for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
 		if (c->listener == id)
 			c->listener = NULL;
@@ -800,8 +862,10 @@ int uiw_disconnect(struct uiw_cm_id *id)
 	return ret;
 }
 
-int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms)
+/* the next event of @ch, waiting up to @timeout_ms (-1: forever) */
+static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)
 {
+	struct uiw_context *ctx = ch->ctx;
 	struct timespec dl;
 	struct uiw_ev_node *e;
 	int ret = 0;
@@ -810,26 +874,22 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 		return -EINVAL;
 	dl = engine_realtime_after(timeout_ms > 0 ? (long)timeout_ms * 1000000L : 0);
 	pthread_mutex_lock(&ctx->lock);
-	if (!ctx->ev_head && ctx->attr.mode == UIW_CTX_POLLED)
+	if (!ch->head && ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(ctx, 0);
-	while (!ctx->ev_head && !ret) {
+	while (!ch->head && !ret) {
 		if (timeout_ms < 0)
 			engine_wait(ctx, NULL);
 		else if (timeout_ms == 0)
 			ret = -ETIMEDOUT;
 		else if (engine_wait(ctx, &dl) == ETIMEDOUT)
-			ret = ctx->ev_head ? 0 : -ETIMEDOUT;
+			ret = ch->head ? 0 : -ETIMEDOUT;
 	}
 	if (!ret) {
-		uint64_t v;
-
-		if (read(ctx->cm_efd, &v, sizeof(v)) < 0) {
-			/* nonblocking; one unit per queued event */
-		}
-		e = ctx->ev_head;
-		ctx->ev_head = e->next;
-		if (!ctx->ev_head)
-			ctx->ev_tail = &ctx->ev_head;
+		ch_unit_take(ch);
+		e = ch->head;
+		ch->head = e->next;
+		if (!ch->head)
+			ch->tail = &ch->head;
 		*ev = e->ev;
 		free(e);
 	}
@@ -837,9 +897,117 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
 	return ret;
 }
 
+int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms)
+{
+	return ch_get_event(&ctx->evch, ev, timeout_ms);
+}
+
 int uiw_cm_event_fd(struct uiw_context *ctx)
 {
-	return ctx->cm_efd;
+	return ctx->evch.efd;
+}
+
+/* ---- event channels ----------------------------------------------------- */
+
+int uiw_create_event_channel(struct uiw_context *ctx, struct uiw_event_channel **out)
+{
+	struct uiw_event_channel *ch;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->ctx = ctx;
+	ch->tail = &ch->head;
+	ch->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	if (ch->efd < 0) {
+		int ret = -errno;
+
+		free(ch);
+		return ret;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	ch->next = ctx->channels;
+	ctx->channels = ch;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = ch;
+	return 0;
+}
+
+int uiw_destroy_event_channel(struct uiw_event_channel *ch)
+{
+	struct uiw_context *ctx = ch->ctx;
+	struct uiw_event_channel **pp;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ch->nids) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	for (pp = &ctx->channels; *pp && *pp != ch; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = ch->next;
+	pthread_mutex_unlock(&ctx->lock);
+	/* no id reports here, and an id's events leave with it: nothing queued */
+	close(ch->efd);
+	free(ch);
+	return 0;
+}
+
+int uiw_get_channel_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)
+{
+	return ch_get_event(ch, ev, timeout_ms);
+}
+
+int uiw_event_channel_fd(struct uiw_event_channel *ch)
+{
+	return ch->efd;
+}
+
+/* what follows a listener that moves: the requests it reported and those
+ * it has not reported yet */
+static int ev_moves_with(const struct uiw_ev_node *e, const struct uiw_cm_id *id)
+{
+	return e->ev.id == id ||
+	       (e->ev.event == UIW_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id == id);
+}
+
+int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct uiw_ev_node *moved;
+
+	if (!ch)
+		ch = &ctx->evch;
+	if (ch->ctx != ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (id->ch != ch) {
+		/* events already queued for it go along, in their order, behind
+		 * what the new channel holds */
+		moved = ch_take(id->ch, id, ev_moves_with);
+		while (moved) {
+			struct uiw_ev_node *e = moved;
+
+			moved = e->next;
+			/* a request moves with its connection's later events */
+			if (e->ev.id != id)
+				cm_id_set_channel(e->ev.id, ch);
+			ch_append(ch, e);
+		}
+		/* connections it accepted whose request is not reported yet
+		 * report where it does now */
+		for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+			if (c->listener == id && !c->user_owned)
+				cm_id_set_channel(c, ch);
+		cm_id_set_channel(id, ch);
+		pthread_cond_broadcast(&ctx->cond);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
 }
 
 const char *uiw_event_str(enum uiw_cm_event_type ev)

@@ -220,6 +220,7 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	c->eng = engine_pick(ctx);
 	c->fd = res;
 	c->listener = id;
+	cm_id_set_channel(c, id->ch); /* its events go where its listener's do */
 	sock_nodelay(res);
 	cm_sock_user_timeout(ctx, res);
 	if (cm_conn_accepted(c, engine_now_ns())) {
@@ -974,8 +975,8 @@ int engine_start(struct uiw_context *ctx)
 	ctx->eng = calloc(n, sizeof(*ctx->eng));
 	if (!ctx->eng)
 		return -ENOMEM;
-	ctx->cm_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
-	if (ctx->cm_efd < 0) {
+	ctx->evch.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	if (ctx->evch.efd < 0) {
 		ret = -errno;
 		goto out_free;
 	}
@@ -1018,7 +1019,7 @@ int engine_start(struct uiw_context *ctx)
 out_eng:
 	while (i--)
 		eng_destroy(&ctx->eng[i]);
-	close(ctx->cm_efd);
+	close(ctx->evch.efd);
 out_free:
 	free(ctx->eng);
 	ctx->eng = NULL;
@@ -1047,7 +1048,7 @@ void engine_stop(struct uiw_context *ctx)
 			close(id->fd);
 		cm_id_free(id);
 	}
-	close(ctx->cm_efd);
+	close(ctx->evch.efd);
 	free(ctx->eng);
 	ctx->eng = NULL;
 	ctx->neng = 0;

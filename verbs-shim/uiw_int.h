@@ -76,6 +76,16 @@ struct uiw_engine {
 
 #define UIW_ENGINES_MAX 64
 
+/* A queue of CM events: the context's own (uiw_get_cm_event()) or one made
+ * by uiw_create_event_channel(); every id reports to one (@ch). */
+struct uiw_event_channel {
+	struct uiw_context *ctx;
+	struct uiw_ev_node *head, **tail;
+	int efd;       /* events queued (semaphore eventfd: one unit each) */
+	unsigned nids; /* ids that report here */
+	struct uiw_event_channel *next; /* ctx->channels (not the context's own) */
+};
+
 struct uiw_context {
 	struct uiw_context_attr attr; /* MPA options for every connection */
 	pthread_mutex_t lock;
@@ -85,9 +95,9 @@ struct uiw_context {
 	unsigned neng, next_eng;
 	int stop;
 	struct uiw_cm_id *ids;
-	struct uiw_ev_node *ev_head, **ev_tail;
+	struct uiw_event_channel evch;	   /* the context's own CM event queue */
+	struct uiw_event_channel *channels; /* those of uiw_create_event_channel() */
 	unsigned npd, ncq, nqp, nid, nch, nsrq;
-	int cm_efd;	  /* CM events queued (semaphore eventfd) */
 	int efd_exported; /* polled: eng[0].efd registered with its ring (uiw_context_fd) */
 	/* threads waiting (on @cond) for connections to let go of memory
 	 * (uiw_dereg_mr, uiw_modify_qp): engines broadcast after each turn */
@@ -163,6 +173,7 @@ enum uiw_id_state {
 
 struct uiw_cm_id {
 	struct uiw_context *ctx;
+	struct uiw_event_channel *ch; /* where its events go (uiw_migrate_id()) */
 	struct uiw_engine *eng; /* the engine that serves it, for its life */
 	void *context;
 	struct uiw_cm_id *next;
@@ -265,6 +276,8 @@ extern const struct rdmap_ops verbs_qp_ops;
 /* a zeroed id with its event nodes (NULL: no memory); freed by cm_id_free() */
 struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx);
 void cm_id_free(struct uiw_cm_id *id);
+/* @id reports to @ch from now on (an accepted id: its listener's) */
+void cm_id_set_channel(struct uiw_cm_id *id, struct uiw_event_channel *ch);
 /* a connection accepted on @listener: its uiw_conn, started (0 or -errno) */
 int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 /* the socket of @id was closed and nothing is in flight: report

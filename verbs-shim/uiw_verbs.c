@@ -49,7 +49,9 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 		return -ENOMEM;
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->cond, NULL);
-	ctx->ev_tail = &ctx->ev_head;
+	ctx->evch.ctx = ctx;
+	ctx->evch.tail = &ctx->evch.head;
+	ctx->evch.efd = -1;
 	ctx->attr = a;
 	ret = ddp_mem_init(&ctx->mem, a.max_mr);
 	if (ret)
@@ -70,6 +72,7 @@ out_free:
 
 int uiw_close_context(struct uiw_context *ctx)
 {
+	struct uiw_event_channel *ch;
 	struct uiw_ev_node *e;
 
 	pthread_mutex_lock(&ctx->lock);
@@ -79,8 +82,15 @@ int uiw_close_context(struct uiw_context *ctx)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	engine_stop(ctx);
-	while ((e = ctx->ev_head)) {
-		ctx->ev_head = e->next;
+	/* no id is left, so neither are events; channels the application did
+	 * not destroy go with the context */
+	while ((ch = ctx->channels)) {
+		ctx->channels = ch->next;
+		close(ch->efd);
+		free(ch);
+	}
+	while ((e = ctx->evch.head)) {
+		ctx->evch.head = e->next;
 		free(e);
 	}
 	ddp_mem_destroy(&ctx->mem);

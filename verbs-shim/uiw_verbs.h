@@ -667,7 +667,8 @@ int uiw_disconnect(struct uiw_cm_id *id);
 
 /**
  * uiw_get_cm_event() - wait up to @timeout_ms (-1: forever) for the next CM
- * event of @ctx and copy it to @ev.  Returns 0, -ETIMEDOUT, -EINVAL.
+ * event in @ctx's own queue (ids not moved to an event channel) and copy it
+ * to @ev.  Returns 0, -ETIMEDOUT, -EINVAL.
  */
 int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms);
 
@@ -677,6 +678,43 @@ int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeo
  * the readiness.  Do not read or close it.
  */
 int uiw_cm_event_fd(struct uiw_context *ctx);
+
+/*
+ * Event channels: CM events of an id go to one queue.  By default that is
+ * the context's own (uiw_get_cm_event(), uiw_cm_event_fd()); an
+ * application that waits for the events of different ids in different
+ * places (librdmacm's rdma_event_channel) makes more channels and moves
+ * ids to them.  A connection accepted by a listener reports to the
+ * listener's channel.
+ */
+struct uiw_event_channel;
+
+/** uiw_create_event_channel() - a new, empty CM event queue of @ctx.
+ * Returns 0, -EINVAL, -ENOMEM, or the -errno of eventfd(). */
+int uiw_create_event_channel(struct uiw_context *ctx, struct uiw_event_channel **ch);
+
+/** uiw_destroy_event_channel() - free @ch.  Returns 0, -EBUSY while an id
+ * reports to it (move it away or destroy it first).  Channels left are
+ * freed by uiw_close_context(). */
+int uiw_destroy_event_channel(struct uiw_event_channel *ch);
+
+/**
+ * uiw_migrate_id() - @id reports to @ch (NULL: the context's own queue)
+ * from now on.  Its events already queued move along, in order, behind
+ * what @ch holds; so do, for a listener, the CONNECT_REQUESTs it reported
+ * that were not taken yet (with their connections' later events) and the
+ * connections it is still accepting.  Returns 0, -EINVAL (@ch of another
+ * context).  As with rdma_migrate_id(), no thread may be waiting for @id's
+ * events on the old channel.
+ */
+int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch);
+
+/** uiw_get_channel_event() - uiw_get_cm_event() for @ch. */
+int uiw_get_channel_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms);
+
+/** uiw_event_channel_fd() - uiw_cm_event_fd() for @ch: readable exactly
+ * while events are queued in @ch.  Do not read or close it. */
+int uiw_event_channel_fd(struct uiw_event_channel *ch);
 
 /** uiw_event_str() - the event's name ("ESTABLISHED", ...). */
 const char *uiw_event_str(enum uiw_cm_event_type ev);
