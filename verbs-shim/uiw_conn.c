@@ -113,7 +113,7 @@ static void to_closed(struct uiw_conn *c, int reset)
 		d.term_etype = c->term_sent[1];
 		d.term_ecode = c->term_sent[2];
 	}
-	d.status = d.term_flags ? -ECONNABORTED : 0;
+	d.status = d.term_flags ? -ECONNABORTED : c->err;
 	d.reset = c->reset;
 	if (c->ops->disconnected)
 		c->ops->disconnected(c->arg, &d);
@@ -148,6 +148,8 @@ static void closing(struct uiw_conn *c, enum uiw_conn_state s, uint64_t now, uin
  */
 static void stream_failed(struct uiw_conn *c, uint64_t now, int err, int rx_over)
 {
+	if (err < 0 && !c->err)
+		c->err = err;
 	if (!bound(c)) {
 		if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST ||
 		    c->state == UIW_CONN_CONNECTING)
@@ -343,6 +345,8 @@ void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res)
 		if (res > 0) {
 			rx_taken(c, now, mpa_rx_ack(&c->mpa, (size_t)res));
 		} else if (c->state == UIW_CONN_LINGER) {
+			if (res < 0 && !c->err)
+				c->err = (int)res;
 			to_closed(c, 0); /* the peer's FIN (or a reset) after ours */
 		} else {
 			stream_failed(c, now, (int)res, 1);
@@ -382,6 +386,8 @@ void uiw_conn_on_sent(struct uiw_conn *c, uint64_t now, ssize_t res)
 	mpa_tx_advance(&c->mpa, 0); /* nothing is lent any more */
 	if (!tx_open(c->state))
 		return;
+	if (!c->err)
+		c->err = (int)res;
 	if (!bound(c)) {
 		if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
 			handshake_failed(c, (int)res);
@@ -423,6 +429,8 @@ void uiw_conn_on_timer(struct uiw_conn *c, uint64_t now)
 	case UIW_CONN_CLOSING_EOF:
 		/* queued octets did not leave in time (the peer stopped
 		 * reading): a RST frees the kernel's send queue */
+		if (!c->err)
+			c->err = -ETIMEDOUT;
 		to_closed(c, 1);
 		break;
 	case UIW_CONN_LINGER:

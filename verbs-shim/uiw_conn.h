@@ -67,7 +67,8 @@ struct uiw_conn_info {
 
 /* How an established connection ended. */
 struct uiw_conn_disc {
-	int status;	    /* 0, or -ECONNABORTED when a TERMINATE was sent or received */
+	int status;	    /* -ECONNABORTED when a TERMINATE was sent or received, else the
+			     * stream's first error (-ECONNRESET, -EPIPE, -ETIMEDOUT: see @err), else 0 */
 	uint8_t term_flags; /* UIW_CONN_TERM_* */
 	uint8_t term_layer, term_etype, term_ecode;
 	int reset; /* we ended it with a RST */
@@ -143,6 +144,10 @@ struct uiw_conn {
 	uint8_t term_flags;
 	uint8_t term_sent[3], term_rcvd[3];
 	int reset;
+	/* the first error of the stream (-errno: a reset by the peer, a send
+	 * that failed, our reset when the drain bound expired): DISCONNECTED's
+	 * status when no TERMINATE says more; 0: it ended cleanly */
+	int err;
 	/* the Request's private data until the TCP connect is done */
 	uint8_t conn_pd[MPA_PD_MAX];
 	uint16_t conn_pd_len;

@@ -547,7 +547,9 @@ struct uiw_cm_event {
 	enum uiw_cm_event_type event;
 	struct uiw_cm_id *id;	     /* CONNECT_REQUEST: the new id to accept/reject */
 	struct uiw_cm_id *listen_id; /* CONNECT_REQUEST: the listener */
-	int status;		     /* 0, or -errno: the reason of an error event */
+	int status;		     /* 0, or -errno: the reason of an error event; DISCONNECTED:
+				      * -ECONNABORTED (a TERMINATE), the stream's error
+				      * (-ECONNRESET, -EPIPE, -ETIMEDOUT, ...), 0: clean */
 	uint8_t private_data[512];
 	uint16_t private_data_len;
 	uint16_t responder_resources; /* peer's IRD (MPA revision 2), else 0 */
