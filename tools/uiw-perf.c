@@ -1162,6 +1162,7 @@ void print_footer(const struct opts *o)
 static void json_common(const struct opts *o, const struct sysfacts *s, int server)
 {
 	const struct test_info *t = &tests[o->test];
+	const char *engine = o->app ? "app" : o->poll && !o->poll_thread ? "polled" : "thread";
 
 	printf("{\"test\":\"%s\",\"role\":\"%s\",\"transport\":\"%s\",\"mode\":\"%s\","
 	       "\"qps\":%u,",
@@ -1169,8 +1170,7 @@ static void json_common(const struct opts *o, const struct sysfacts *s, int serv
 	       o->poll ? "poll" : "event", o->qps);
 	if (!t->tcp)
 		printf("\"crc\":\"%s\",\"markers\":\"%s\",\"tx_depth\":%u,\"engine\":\"%s\",",
-		       onoff(o->crc), onoff(o->markers), o->tx_depth,
-		       o->app ? "app" : o->poll && !o->poll_thread ? "polled" : "thread");
+		       onoff(o->crc), onoff(o->markers), o->tx_depth, engine);
 	printf("\"verify\":%s,\"tcp_cc\":\"%s\",\"mss\":%d,", o->verify ? "true" : "false", s->cc,
 	       s->mss);
 }
@@ -1927,7 +1927,7 @@ static void perf_open(struct perf *p)
 	struct uiw_context_attr a = {0};
 
 	a.mode = (p->o.poll && !p->o.poll_thread) || p->o.app ? UIW_CTX_POLLED
-							       : UIW_CTX_PROGRESS_THREAD;
+							      : UIW_CTX_PROGRESS_THREAD;
 	a.crc = p->o.crc ? UIW_CRC_ON : UIW_CRC_OFF;
 	a.markers = p->o.markers;
 	a.engine_threads = p->o.engines;
