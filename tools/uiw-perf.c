@@ -107,8 +107,11 @@ static void usage(FILE *f)
 		"      --progress thread|app  event mode (implies -e): who runs the engine: the\n"
 		"                         context's progress thread (default; two wake-ups\n"
 		"                         per message), or the application, blocked in\n"
-		"                         uiw_progress() on a polled context (one wake-up)\n"
-		"      --engines N        event mode (implies -e), --progress thread: N engines\n"
+		"                         uiw_progress() on a polled context (one wake-up).\n"
+		"                         --poll --progress thread: a progress thread moves\n"
+		"                         the data, the application busy-polls the CQ (the\n"
+		"                         model of a libibverbs program under uiw-run)\n"
+		"      --engines N        --progress thread (implies -e without --poll): N engines\n"
 		"                         in this side's context, 1..64 (default 1); the QPs\n"
 		"                         are spread over them round-robin; each side's own\n"
 		"      --verify           the receiver (the reader for read tests) checks\n"
@@ -450,7 +453,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		else
 			o->poll = tests[o->test].lat;
 	} else if (o->poll && progress_given) {
-		die(EXIT_USAGE, "--progress and --engines are for event mode (-e), not --poll");
+		/* --poll --progress thread: busy-poll a progress-thread context */
+		if (o->app)
+			die(EXIT_USAGE, "--progress app is for event mode (-e), not --poll");
+		o->poll_thread = 1;
 	}
 	if (!o->size)
 		o->size = tests[o->test].lat ? 2 : 65536;
@@ -466,7 +472,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die(EXIT_USAGE, "-p 0 is for the server only");
 	if (o->inject && !o->verify)
 		die(EXIT_USAGE, "--inject-error needs --verify");
-	if (o->engines > 1 && (o->poll || o->app))
+	if (o->engines > 1 && ((o->poll && !o->poll_thread) || o->app))
 		die(EXIT_USAGE, "--engines: only with --progress thread (a polled context has one)");
 	if (o->perftest) {
 		if (o->test != T_WRITE_BW && o->test != T_READ_BW && o->test != T_SEND_BW)
@@ -1098,8 +1104,9 @@ void print_header(const struct opts *o, const struct sysfacts *s, int server)
 	} else {
 		printf(" Transport       : iWARP (RDMAP/DDP/MPA) over TCP, RC\n");
 		printf(" Number of qps   : %-8u     Completion    : %s%s\n", o->qps,
-		       o->poll ? "poll (polled context, busy-poll)"
-			       : "event (completion channel, blocking)",
+		       o->poll_thread ? "poll (progress thread, busy-poll)"
+		       : o->poll      ? "poll (polled context, busy-poll)"
+				      : "event (completion channel, blocking)",
 		       o->mode_given ? "" : ", the default");
 		printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
 		if (o->test == T_SEND_BW)
@@ -1111,7 +1118,7 @@ void print_header(const struct opts *o, const struct sysfacts *s, int server)
 		       onoff(o->markers));
 		printf(" Data verify     : %-8s     Inline size   : %u\n", onoff(o->verify),
 		       o->inline_size);
-		if (!o->poll)
+		if (!o->poll || o->poll_thread)
 			printf(" Engine          : %s\n",
 			       o->app ? "the application's thread (uiw_progress)"
 				      : o->engines > 1 ? "progress threads (--engines)"
@@ -1155,14 +1162,15 @@ void print_footer(const struct opts *o)
 static void json_common(const struct opts *o, const struct sysfacts *s, int server)
 {
 	const struct test_info *t = &tests[o->test];
+	const char *engine = o->app ? "app" : o->poll && !o->poll_thread ? "polled" : "thread";
 
 	printf("{\"test\":\"%s\",\"role\":\"%s\",\"transport\":\"%s\",\"mode\":\"%s\","
 	       "\"qps\":%u,",
 	       t->name, server ? "server" : "client", t->tcp ? "tcp" : "uiwarp",
 	       o->poll ? "poll" : "event", o->qps);
 	if (!t->tcp)
-		printf("\"crc\":\"%s\",\"markers\":\"%s\",\"tx_depth\":%u,", onoff(o->crc),
-		       onoff(o->markers), o->tx_depth);
+		printf("\"crc\":\"%s\",\"markers\":\"%s\",\"tx_depth\":%u,\"engine\":\"%s\",",
+		       onoff(o->crc), onoff(o->markers), o->tx_depth, engine);
 	printf("\"verify\":%s,\"tcp_cc\":\"%s\",\"mss\":%d,", o->verify ? "true" : "false", s->cc,
 	       s->mss);
 }
@@ -1918,7 +1926,8 @@ static void perf_open(struct perf *p)
 {
 	struct uiw_context_attr a = {0};
 
-	a.mode = p->o.poll || p->o.app ? UIW_CTX_POLLED : UIW_CTX_PROGRESS_THREAD;
+	a.mode = (p->o.poll && !p->o.poll_thread) || p->o.app ? UIW_CTX_POLLED
+							      : UIW_CTX_PROGRESS_THREAD;
 	a.crc = p->o.crc ? UIW_CRC_ON : UIW_CRC_OFF;
 	a.markers = p->o.markers;
 	a.engine_threads = p->o.engines;

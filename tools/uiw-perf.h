@@ -93,6 +93,9 @@ struct opts {
 	int poll;    /* 1: --poll, 0: -e/--use_event; default: latency tests poll */
 	int mode_given; /* --poll or -e given (else the test's default) */
 	int app;     /* --progress app: polled context, the application waits in it */
+	int poll_thread;  /* --poll --progress thread: a progress thread moves the
+			   * data, the application busy-polls the CQ (as a
+			   * libibverbs program on libuiw-rdma) */
 	unsigned engines; /* --engines: progress threads of the context */
 	int verify;
 	int json;

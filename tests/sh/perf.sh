@@ -202,6 +202,15 @@ pair "send_lat --progress app" "send_lat --progress app -n 20"
 mode_is "$TMP/last.cli" event || fail "send_lat --progress app did not run in event mode"
 timeout "$LIMIT" "$PERF" send_lat --poll --progress app -B 127.0.0.1 -p 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--poll --progress app: exit status not 2"
+# --poll --progress thread: busy-polls a progress-thread context (the model of
+# a libibverbs program on libuiw-rdma), write_lat polling the last byte
+for j in "" "--json"; do
+	ok "write_lat --poll --progress thread $j" "write_lat --poll --progress thread $j -n 200" ||
+		continue
+	mode_is "$TMP/last.cli" poll || fail "write_lat --poll --progress thread $j: not poll mode"
+	grep -q 'Completion    : poll (progress thread, busy-poll)\|"engine":"thread"' "$TMP/last.cli" ||
+		fail "write_lat --poll --progress thread $j: the output does not name the progress thread"
+done
 
 # usage errors
 "$PERF" nosuch_test >/dev/null 2>&1
