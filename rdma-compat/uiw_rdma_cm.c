@@ -81,7 +81,8 @@ struct uiw_rdma_cm_id {
 	 * is tried again (see retry_refused()) */
 	char host[INET6_ADDRSTRLEN];
 	uint16_t port;
-	uint8_t pd[255], pd_len, rr, id_depth;
+	uint8_t pd[255], pd_len;
+	uint16_t rr, id_depth; /* as given to uiw_connect() (UIW_IRD_ORD_ZERO: 0) */
 	int retries;
 	uint64_t retry_at; /* CLOCK_MONOTONIC ns; 0: none due */
 	/* a passive endpoint (rdma_create_ep): the QP each new id gets */
@@ -1359,6 +1360,12 @@ static struct uiw_rdma_qp *conn_qp(struct uiw_rdma_cm_id *w, const struct rdma_c
 	return qp;
 }
 
+/* uiwarp's connection parameters from librdmacm's @p, or (NULL) the
+ * defaults @rr/@id, where 0 stays uiwarp's "the QP's": rdma_connect(id,
+ * NULL) wants that (librdmacm takes the device's maximum), and so does
+ * rdma_accept(id, NULL) with a request that said 0 (or, MPA revision 1,
+ * nothing): RFC 6581 lowers our ORD to the peer's IRD anyway, and our IRD
+ * beyond its ORD goes unused */
 static void conn_param(struct uiw_conn_param *u, const struct rdma_conn_param *p, uint8_t rr, uint8_t id)
 {
 	memset(u, 0, sizeof(*u));
@@ -1368,9 +1375,13 @@ static void conn_param(struct uiw_conn_param *u, const struct rdma_conn_param *p
 		rr = p->responder_resources;
 		id = p->initiator_depth;
 	}
-	/* 0 is "the QP's" to uiwarp, not 0 (an issue-19 core change) */
 	u->responder_resources = rr;
 	u->initiator_depth = id;
+	/* the application's 0 is no Reads at all, as on an iWARP RNIC */
+	if (p && !rr)
+		u->responder_resources = UIW_IRD_ORD_ZERO;
+	if (p && !id)
+		u->initiator_depth = UIW_IRD_ORD_ZERO;
 }
 
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
@@ -1415,8 +1426,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	w->pd_len = (uint8_t)up.private_data_len;
 	if (w->pd_len)
 		memcpy(w->pd, up.private_data, w->pd_len);
-	w->rr = (uint8_t)up.responder_resources;
-	w->id_depth = (uint8_t)up.initiator_depth;
+	w->rr = up.responder_resources;
+	w->id_depth = up.initiator_depth;
 	w->state = ID_CONNECTING;
 	pthread_mutex_unlock(&cm_lock);
 	if (w->sync)

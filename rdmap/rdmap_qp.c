@@ -83,7 +83,13 @@ int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c)
 	}
 	if (c->state != MPA_S_FULL)
 		return -EINVAL;
-	/* We must serve as many inbound Reads as MPA announced for us. */
+	/* We must serve as many inbound Reads as MPA announced for us.  A
+	 * peer-to-peer responder with IRD 0 offered only a Read RTR announced
+	 * the one slot that RTR needs (RFC 6581 §9.2): the IRD table always
+	 * has one. */
+	if (c->enhanced && c->p2p && c->cfg.role == MPA_ROLE_RESPONDER && qp->cfg.ird == 0 &&
+	    c->ird == 1 && c->rtr == MPA_RTR_READ)
+		qp->cfg.ird = 1;
 	if (c->enhanced && c->ird != MPA_V2_IRD_ORD_ULP && qp->cfg.ird < c->ird)
 		return -EINVAL;
 	qp->mpa = c;

@@ -104,6 +104,22 @@ static struct uiw_qp *side_qp(struct ta_side *s)
 	return qp;
 }
 
+/* a QP as side_qp() with IRD and ORD as given (uiw_qp_init_attr) */
+static struct uiw_qp *side_qp_rd(struct ta_side *s, uint16_t ird, uint16_t ord)
+{
+	struct uiw_qp_init_attr qa = {0};
+	struct uiw_qp *qp;
+
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = 64;
+	qa.ird = ird;
+	qa.ord = ord;
+	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &qp), 0);
+	return qp;
+}
+
 static void side_close(struct ta_side *s)
 {
 	if (s->id)
@@ -948,6 +964,138 @@ START_TEST(test_api_modify_qp)
 }
 END_TEST
 
+/* a Read of 64 octets from @peer's buffer: uiw_post_send()'s result */
+static int post_read(struct ta_side *s, struct uiw_qp *qp, struct ta_side *peer, uint64_t wr_id)
+{
+	struct uiw_sge sge = {(uintptr_t)s->buf, 64, s->mr->lkey};
+	struct uiw_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				 .opcode = UIW_WR_RDMA_READ, .send_flags = UIW_SEND_SIGNALED};
+
+	wr.wr.rdma.remote_addr = (uintptr_t)peer->buf;
+	wr.wr.rdma.rkey = peer->mr->rkey;
+	return uiw_post_send(qp, &wr, NULL);
+}
+
+/* UIW_IRD_ORD_ZERO: an IRD or ORD of 0 itself, in the QP's attributes and
+ * in the connection parameters; on the wire (RFC 6581 words, seen in the
+ * peer's events); a Read refused locally with ORD 0; an inbound Read
+ * answered with a TERMINATE by IRD 0; a peer-to-peer responder with IRD 0
+ * (it no longer takes a Read RTR). */
+START_TEST(test_api_ird_ord_zero)
+{
+	struct uiw_context_attr rev1 = {.mpa_rev = 1}, p2p = {.p2p = 1};
+	struct uiw_conn_param cp = {0};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_qp_attr qa;
+	struct uiw_qp *qp;
+	struct uiw_wc wc;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	/* 1: a QP created with none: 0/0, and a Read is refused at once */
+	qp = side_qp_rd(&cli, UIW_IRD_ORD_ZERO, UIW_IRD_ORD_ZERO);
+	ck_assert_int_eq(uiw_query_qp(qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 0);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(post_read(&cli, qp, &srv, 1), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_qp(qp), 0);
+	{
+		struct uiw_qp_init_attr bad = {.send_cq = cli.cq, .recv_cq = cli.cq,
+					       .cap = {.max_send_wr = 1, .max_recv_wr = 1},
+					       .ord = UIW_MAX_IRD_ORD + 1};
+
+		ck_assert_int_eq(uiw_create_qp(cli.pd, &bad, &qp), -EINVAL);
+	}
+
+	/* 2: from the connection parameters: client ORD 0 (IRD 5), server
+	 * IRD 0 (ORD the QP's 16, lowered to the client's IRD 5) */
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	cp.responder_resources = 5;
+	cp.initiator_depth = UIW_IRD_ORD_ZERO;
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, &cp), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_uint_eq(ev.responder_resources, 5); /* the Request's IRD and ORD words */
+	ck_assert_uint_eq(ev.initiator_depth, 0);
+	srv.id = ev.id;
+	cp.responder_resources = UIW_IRD_ORD_ZERO;
+	cp.initiator_depth = 0;
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, &cp), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_uint_eq(ev.responder_resources, 0); /* the Reply's */
+	ck_assert_uint_eq(ev.initiator_depth, 5);
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 5);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(uiw_query_qp(srv.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 0);
+	ck_assert_uint_eq(qa.ord, 5);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 2), -EINVAL);
+	/* the client's Write goes (and lets the responder send: RFC 5044
+	 * §7.1.2), and the other way Reads work */
+	memset(cli.buf, 0x5c, 64);
+	post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 8, 0, 64, (uintptr_t)srv.buf + 128, srv.mr->rkey, 0);
+	want_ok(cli.cq, UIW_WC_RDMA_WRITE, 8, 64);
+	ck_assert_int_eq(post_read(&srv, srv.qp, &cli, 3), 0);
+	want_ok(srv.cq, UIW_WC_RDMA_READ, 3, 64);
+	ck_assert_uint_eq(srv.buf[63], 0x5c);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* 3: MPA revision 1 (no IRD/ORD exchanged): the client does not know
+	 * the server's IRD of 0; its Read gets the TERMINATE of a Read beyond
+	 * the IRD (RDMAP, remote operation, catastrophic to the stream) */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &rev1, 0);
+	srv.qp = side_qp_rd(&srv, UIW_IRD_ORD_ZERO, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 4), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_RECEIVED);
+	ck_assert_uint_eq(ev.term_layer, 0);
+	ck_assert_uint_eq(ev.term_etype, 2);
+	ck_assert_uint_eq(ev.term_ecode, 7);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 4);
+	ck_assert_int_ne(wc.status, UIW_WC_SUCCESS);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* 4: peer-to-peer (every RTR kind offered), the responder's IRD 0:
+	 * it accepts (Write RTR), and its peer's ORD is 0 */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &p2p, 0);
+	srv.qp = side_qp_rd(&srv, UIW_IRD_ORD_ZERO, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 5), -EINVAL);
+	post_recv_to(&cli, cli.qp, 6, 0, 64);
+	post_op(&srv, srv.qp, UIW_WR_SEND, 7, 0, 5, 0, 0, 0);
+	want_ok(cli.cq, UIW_WC_RECV, 6, 5);
+	want_ok(srv.cq, UIW_WC_SEND, 7, 5);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -971,6 +1119,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_reject_destroy);
 	tcase_add_test(tc, test_api_arg_checks);
 	tcase_add_test(tc, test_api_p2p_no_rtr);
+	tcase_add_test(tc, test_api_ird_ord_zero);
 	suite_add_tcase(s, tc);
 	return s;
 }

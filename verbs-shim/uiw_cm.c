@@ -620,6 +620,17 @@ int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a)
 	return fd;
 }
 
+/* A connection parameter's IRD or ORD (@want) applied to the QP's @cur: 0
+ * keeps it, UIW_IRD_ORD_ZERO is 0, more than the QP serves is not raised
+ * (its tables are sized at creation): MPA announces what the QP serves,
+ * lowered to the application's wish (RFC 6581 §9.1). */
+static uint16_t param_ird_ord(uint16_t want, uint16_t cur)
+{
+	if (want == UIW_IRD_ORD_ZERO)
+		return 0;
+	return want && want < cur ? want : cur;
+}
+
 int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
 		const struct uiw_conn_param *param)
 {
@@ -679,12 +690,9 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		return -EINVAL;
 	}
 	if (param) {
-		/* MPA announces what the QP serves, lowered to the application's
-		 * wish (RFC 6581 §9.1); the QP checks the same at bind time. */
-		if (param->responder_resources && param->responder_resources < qp->qp.cfg.ird)
-			qp->qp.cfg.ird = param->responder_resources;
-		if (param->initiator_depth && param->initiator_depth < qp->qp.cfg.ord)
-			qp->qp.cfg.ord = param->initiator_depth;
+		/* the QP checks the same at bind time */
+		qp->qp.cfg.ird = param_ird_ord(param->responder_resources, qp->qp.cfg.ird);
+		qp->qp.cfg.ord = param_ird_ord(param->initiator_depth, qp->qp.cfg.ord);
 	}
 	conn_cfg(ctx, MPA_ROLE_INITIATOR, &cfg);
 	cfg.mpa.ird = qp->qp.cfg.ird;
@@ -738,10 +746,10 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 	}
 	old_ird = ird = qp->qp.cfg.ird;
 	old_ord = ord = qp->qp.cfg.ord;
-	if (param && param->responder_resources && param->responder_resources < ird)
-		ird = param->responder_resources;
-	if (param && param->initiator_depth && param->initiator_depth < ord)
-		ord = param->initiator_depth;
+	if (param) {
+		ird = param_ird_ord(param->responder_resources, ird);
+		ord = param_ird_ord(param->initiator_depth, ord);
+	}
 	/* the QP serves what is announced (RFC 6581 §9.1) */
 	qp->qp.cfg.ird = ird;
 	qp->qp.cfg.ord = ord;

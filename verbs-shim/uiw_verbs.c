@@ -571,7 +571,8 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 		return -EINVAL;
 	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
 		return -EINVAL;
-	if (attr->ird > UIW_MAX_IRD_ORD || attr->ord > UIW_MAX_IRD_ORD)
+	if ((attr->ird > UIW_MAX_IRD_ORD && attr->ird != UIW_IRD_ORD_ZERO) ||
+	    (attr->ord > UIW_MAX_IRD_ORD && attr->ord != UIW_IRD_ORD_ZERO))
 		return -EINVAL;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -579,8 +580,8 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	cfg.max_send_wr = attr->cap.max_send_wr;
 	cfg.max_recv_wr = attr->srq ? 1 : attr->cap.max_recv_wr;
 	cfg.max_inline = attr->cap.max_inline_data;
-	cfg.ird = attr->ird ? attr->ird : 16;
-	cfg.ord = attr->ord ? attr->ord : 16;
+	cfg.ird = attr->ird == UIW_IRD_ORD_ZERO ? 0 : attr->ird ? attr->ird : 16;
+	cfg.ord = attr->ord == UIW_IRD_ORD_ZERO ? 0 : attr->ord ? attr->ord : 16;
 	qp->ctx = ctx;
 	qp->pd = pd;
 	qp->max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;

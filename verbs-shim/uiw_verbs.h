@@ -358,6 +358,18 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
 #define UIW_MAX_SGE 6
 #define UIW_MAX_INLINE 65536 /* max_inline_data */
 #define UIW_MAX_IRD_ORD 16383 /* ird, ord: RFC 6581's 14-bit fields less the "ULP decides" value */
+/*
+ * UIW_IRD_ORD_ZERO - an IRD or ORD of 0 itself, where 0 means "the default":
+ * in uiw_qp_init_attr's @ird/@ord and uiw_conn_param's
+ * @responder_resources/@initiator_depth.  A QP with ORD 0 issues no RDMA
+ * Read (uiw_post_send() refuses one with -EINVAL); a QP with IRD 0 serves
+ * none (an inbound Read Request is answered with RFC 5040's TERMINATE,
+ * RDMAP remote operation error, catastrophic to the stream: 0/2/7, as any
+ * Read beyond the IRD).  RFC 6581 announces 0 in the MPA IRD/ORD words, so
+ * a peer lowers its ORD to 0 too.  As librdmacm's initiator_depth and
+ * responder_resources of 0 mean on iWARP.
+ */
+#define UIW_IRD_ORD_ZERO 0xffff
 
 struct uiw_qp_cap {
 	unsigned max_send_wr;
@@ -374,16 +386,16 @@ struct uiw_qp_init_attr {
 	struct uiw_cq *recv_cq;
 	struct uiw_srq *srq; /* receives come from this SRQ (max_recv_wr ignored) */
 	struct uiw_qp_cap cap;
-	uint16_t ird; /* inbound Reads served at once; 0: 16 */
-	uint16_t ord; /* outbound Reads outstanding at once; 0: 16 */
+	uint16_t ird; /* inbound Reads served at once; 0: 16; UIW_IRD_ORD_ZERO: none */
+	uint16_t ord; /* outbound Reads outstanding at once; 0: 16; UIW_IRD_ORD_ZERO: none */
 };
 
 /**
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
  * connection by uiw_connect() or uiw_accept(); receives may be posted
  * before.  Returns 0, -EINVAL (no CQ, a CQ of another context, zero queue
- * size, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383,
- * SRQ of another PD), -ENOMEM.
+ * size, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383
+ * other than UIW_IRD_ORD_ZERO, SRQ of another PD), -ENOMEM.
  */
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
 
@@ -520,8 +532,10 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 struct uiw_conn_param {
 	const void *private_data;
 	uint16_t private_data_len;    /* at most UIW_PRIVATE_DATA_MAX (librdmacm: uint8_t) */
-	uint16_t responder_resources; /* IRD; 0: the QP's */
-	uint16_t initiator_depth;     /* ORD; 0: the QP's */
+	/* IRD and ORD of the connection: at most the QP's (a larger value
+	 * is lowered to it); 0: the QP's; UIW_IRD_ORD_ZERO: 0 */
+	uint16_t responder_resources; /* IRD */
+	uint16_t initiator_depth;     /* ORD */
 };
 
 enum uiw_cm_event_type {

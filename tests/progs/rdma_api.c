@@ -16,6 +16,8 @@
  *   - what iWARP refuses: UD QPs, atomics (post fails, bad_wr set),
  *     ibv_modify_qp to SQD; ibv_get_async_event on a non-blocking fd:
  *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
+ *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
+ *     on both sides (EINVAL), ibv_query_qp says 0;
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
  *
  * The program is not linked with rdma-core: it finds every exported
@@ -49,6 +51,7 @@ F(ibv_create_cq);
 F(ibv_destroy_cq);
 F(ibv_create_qp);
 F(ibv_modify_qp);
+F(ibv_query_qp);
 F(ibv_qp_to_qp_ex);
 F(ibv_get_async_event);
 F(ibv_close_device);
@@ -169,6 +172,75 @@ static void make_qp(struct rdma_cm_id *id, struct side *s)
 	CHECK(id->qp && id->qp->qp_num, "no QP (number) on the id");
 }
 
+/* a connection from a new id on @cch to the listener on @lch (@sin): each
+ * side gets its QP from @mk (make_qp() when NULL) before its connect or
+ * accept (@ccp, @scp: their parameters); the accepted id in *@sidp */
+static struct rdma_cm_id *pair_up(struct rdma_event_channel *lch, struct rdma_event_channel *cch,
+				  const struct sockaddr_in *sin, struct side *c, struct side *s,
+				  struct rdma_conn_param *ccp, struct rdma_conn_param *scp,
+				  void (*mk)(struct rdma_cm_id *, struct side *), struct rdma_cm_id **sidp)
+{
+	struct rdma_cm_id *cid;
+	struct rdma_cm_event *ev;
+
+	if (!mk)
+		mk = make_qp;
+	CHECK(!p_rdma_create_id(cch, &cid, c, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	CHECK(!p_rdma_resolve_addr(cid, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
+	      strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(!p_rdma_resolve_route(cid, 2000), "rdma_resolve_route: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	mk(cid, c);
+	CHECK(!p_rdma_connect(cid, ccp), "rdma_connect: %s", strerror(errno));
+	ev = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	*sidp = ev->id;
+	if (ccp)
+		CHECK(ev->param.conn.initiator_depth == ccp->responder_resources &&
+			      ev->param.conn.responder_resources == ccp->initiator_depth,
+		      "CONNECT_REQUEST: initiator_depth %u responder_resources %u, want %u %u",
+		      ev->param.conn.initiator_depth, ev->param.conn.responder_resources,
+		      ccp->responder_resources, ccp->initiator_depth);
+	p_rdma_ack_cm_event(ev);
+	mk(*sidp, s);
+	CHECK(!p_rdma_accept(*sidp, scp), "rdma_accept: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	p_rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	return cid;
+}
+
+/* rdma_disconnect() and every object of the pair destroyed */
+static void pair_down(struct rdma_event_channel *lch, struct rdma_event_channel *cch, struct rdma_cm_id *cid,
+		      struct rdma_cm_id *sid, struct side *c, struct side *s)
+{
+	CHECK(!p_rdma_disconnect(cid), "rdma_disconnect: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+	p_rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_DISCONNECTED));
+	p_rdma_destroy_qp(cid);
+	p_rdma_destroy_qp(sid);
+	CHECK(!p_rdma_destroy_id(cid) && !p_rdma_destroy_id(sid), "rdma_destroy_id");
+	CHECK(!p_ibv_dereg_mr(c->mr) && !p_ibv_dereg_mr(s->mr), "ibv_dereg_mr");
+	CHECK(!p_ibv_destroy_cq(c->cq) && !p_ibv_destroy_cq(s->cq), "ibv_destroy_cq");
+	CHECK(!p_ibv_dealloc_pd(c->pd) && !p_ibv_dealloc_pd(s->pd), "ibv_dealloc_pd");
+}
+
+/* an RDMA Read of 8 octets from @peer's buffer: ibv_post_send()'s result */
+static int post_read(struct rdma_cm_id *id, struct side *s, struct side *peer)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)s->buf, .length = 8, .lkey = s->mr->lkey};
+	struct ibv_send_wr w, *bad = NULL;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = 99;
+	w.opcode = IBV_WR_RDMA_READ;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.rdma.remote_addr = (uintptr_t)peer->buf;
+	w.wr.rdma.rkey = peer->mr->rkey;
+	return ibv_post_send(id->qp, &w, &bad);
+}
+
 int main(void)
 {
 	struct rdma_event_channel *lch, *cch, *mch;
@@ -182,7 +254,7 @@ int main(void)
 	uint16_t port;
 
 	LOAD(ibv_alloc_pd); LOAD(ibv_dealloc_pd); LOAD(ibv_reg_mr); LOAD(ibv_dereg_mr);
-	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp);
+	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp); LOAD(ibv_query_qp);
 	LOAD(ibv_qp_to_qp_ex); LOAD(ibv_get_async_event); LOAD(ibv_close_device);
 	LOAD(rdma_create_event_channel); LOAD(rdma_destroy_event_channel); LOAD(rdma_create_id);
 	LOAD(rdma_destroy_id); LOAD(rdma_bind_addr); LOAD(rdma_listen); LOAD(rdma_resolve_addr);
@@ -386,6 +458,30 @@ int main(void)
 			free(r);
 		}
 		printf("ok: rdma_reject with private data: REJECTED with it at the initiator\n");
+	}
+
+	/* ---- IRD and ORD of 0 (rdma_conn_param's zeros): no Read either way */
+	{
+		struct side c2, s2;
+		struct rdma_cm_id *c2id, *s2id;
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qia;
+
+		memset(&c2, 0, sizeof(c2));
+		memset(&s2, 0, sizeof(s2));
+		memset(&cp, 0, sizeof(cp));
+		c2id = pair_up(lch, cch, &sin, &c2, &s2, &cp, NULL, NULL, &s2id);
+		CHECK(post_read(c2id, &c2, &s2) == EINVAL, "a Read with ORD 0: not EINVAL");
+		CHECK(post_read(s2id, &s2, &c2) == EINVAL, "a Read to a peer with IRD 0: not EINVAL");
+		CHECK(!p_ibv_query_qp(c2id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC, &qia) &&
+			      qa.max_rd_atomic == 0 && qa.max_dest_rd_atomic == 0,
+		      "ibv_query_qp: max_rd_atomic %u max_dest_rd_atomic %u, want 0 0", qa.max_rd_atomic,
+		      qa.max_dest_rd_atomic);
+		CHECK(ibv_poll_cq(c2.cq, 1, &wc) == 0 && ibv_poll_cq(s2.cq, 1, &wc) == 0,
+		      "a refused Read completed");
+		pair_down(lch, cch, c2id, s2id, &c2, &s2);
+		printf("ok: initiator_depth and responder_resources 0: IRD/ORD 0 in the request, a Read "
+		       "refused (EINVAL) on both sides\n");
 	}
 
 	/* ---- disconnect and tear down */
