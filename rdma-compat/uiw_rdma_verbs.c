@@ -968,11 +968,9 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	ua.send_cq = uiw_rdma_container_of(a->send_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.recv_cq = uiw_rdma_container_of(a->recv_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.srq = a->srq ? uiw_rdma_container_of(a->srq, struct uiw_rdma_srq, srq)->usrq : NULL;
-	/* uiwarp wants a queue of at least one on both sides (a QP without a
-	 * receive queue is an issue-19 core change): one receive slot that is
-	 * never posted behaves the same */
-	ua.cap.max_send_wr = a->cap.max_send_wr ? a->cap.max_send_wr : 1;
-	ua.cap.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
+	/* 0: no such queue (posting to it fails with EINVAL) */
+	ua.cap.max_send_wr = a->cap.max_send_wr;
+	ua.cap.max_recv_wr = a->srq ? 0 : a->cap.max_recv_wr;
 	ua.cap.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
 	ua.cap.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	ua.cap.max_inline_data =

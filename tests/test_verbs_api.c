@@ -104,6 +104,20 @@ static struct uiw_qp *side_qp(struct ta_side *s)
 	return qp;
 }
 
+/* a QP of @sq send and @rq receive WRs (0: none) */
+static struct uiw_qp *side_qp_q(struct ta_side *s, unsigned sq, unsigned rq)
+{
+	struct uiw_qp_init_attr qa = {0};
+	struct uiw_qp *qp;
+
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = sq;
+	qa.cap.max_recv_wr = rq;
+	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &qp), 0);
+	return qp;
+}
+
 /* a QP as side_qp() with IRD and ORD as given (uiw_qp_init_attr) */
 static struct uiw_qp *side_qp_rd(struct ta_side *s, uint16_t ird, uint16_t ord)
 {
@@ -1096,6 +1110,92 @@ START_TEST(test_api_ird_ord_zero)
 }
 END_TEST
 
+/* QPs without a receive queue (max_recv_wr 0, no SRQ) or without a send
+ * queue (max_send_wr 0): posting there is refused; an inbound Send to a QP
+ * without receive queue is the TERMINATE of no buffer (1/2/0x02); a QP
+ * without send queue still receives and serves Reads (its connection made
+ * in peer-to-peer mode: the initiator's RTR is what lets the responder
+ * send, RFC 6581). */
+START_TEST(test_api_no_queues)
+{
+	struct uiw_context_attr p2p = {.p2p = 1};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_qp_attr qa;
+	struct uiw_qp *qp;
+	struct uiw_wc wc;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	qp = side_qp_q(&cli, 0, 0);
+	ck_assert_int_eq(uiw_query_qp(qp, &qa), 0);
+	ck_assert_uint_eq(qa.cap.max_send_wr, 0);
+	ck_assert_uint_eq(qa.cap.max_recv_wr, 0);
+	{
+		struct uiw_sge sge = {(uintptr_t)cli.buf, 16, cli.mr->lkey};
+		struct uiw_recv_wr rw = {.wr_id = 1, .sg_list = &sge, .num_sge = 1};
+		struct uiw_recv_wr *bad_r = NULL;
+
+		ck_assert_int_eq(uiw_post_recv(qp, &rw, &bad_r), -EINVAL);
+		ck_assert_ptr_eq(bad_r, &rw);
+	}
+	ck_assert_int_eq(post_read(&cli, qp, &srv, 2), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_qp(qp), 0);
+
+	/* no receive queue: the peer's Send is refused with a TERMINATE */
+	srv.qp = side_qp_q(&srv, 8, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 3, 0, 10, 0, 0, 0);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	ck_assert_uint_eq(ev.term_layer, 1);
+	ck_assert_uint_eq(ev.term_etype, 2);
+	ck_assert_uint_eq(ev.term_ecode, 2);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_RECEIVED);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* no send queue at the initiator: it receives and serves Reads */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &p2p, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp_q(&cli, 0, 4);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	post_recv_to(&cli, cli.qp, 4, 0, 64);
+	memcpy(srv.buf, "hello", 5);
+	post_op(&srv, srv.qp, UIW_WR_SEND, 5, 0, 5, 0, 0, 0);
+	want_ok(cli.cq, UIW_WC_RECV, 4, 5);
+	want_ok(srv.cq, UIW_WC_SEND, 5, 5);
+	ck_assert_mem_eq(cli.buf, "hello", 5);
+	memset(cli.buf + 1000, 0x3a, 64);
+	{
+		struct uiw_sge sge = {(uintptr_t)srv.buf, 64, srv.mr->lkey};
+		struct uiw_send_wr wr = {.wr_id = 6, .sg_list = &sge, .num_sge = 1,
+					 .opcode = UIW_WR_RDMA_READ, .send_flags = UIW_SEND_SIGNALED};
+
+		wr.wr.rdma.remote_addr = (uintptr_t)cli.buf + 1000;
+		wr.wr.rdma.rkey = cli.mr->rkey;
+		ck_assert_int_eq(uiw_post_send(srv.qp, &wr, NULL), 0);
+	}
+	want_ok(srv.cq, UIW_WC_RDMA_READ, 6, 64);
+	ck_assert_uint_eq(srv.buf[63], 0x3a);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 8), -EINVAL);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1120,6 +1220,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_arg_checks);
 	tcase_add_test(tc, test_api_p2p_no_rtr);
 	tcase_add_test(tc, test_api_ird_ord_zero);
+	tcase_add_test(tc, test_api_no_queues);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -562,8 +562,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	int ret;
 
 	*out = NULL;
-	if (!attr->send_cq || !attr->recv_cq || !attr->cap.max_send_wr ||
-	    (!attr->cap.max_recv_wr && !attr->srq))
+	if (!attr->send_cq || !attr->recv_cq)
 		return -EINVAL;
 	if (attr->srq && attr->srq->pd != pd)
 		return -EINVAL;
@@ -578,7 +577,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	if (!qp)
 		return -ENOMEM;
 	cfg.max_send_wr = attr->cap.max_send_wr;
-	cfg.max_recv_wr = attr->srq ? 1 : attr->cap.max_recv_wr;
+	cfg.max_recv_wr = attr->srq ? 0 : attr->cap.max_recv_wr;
 	cfg.max_inline = attr->cap.max_inline_data;
 	cfg.ird = attr->ird == UIW_IRD_ORD_ZERO ? 0 : attr->ird ? attr->ird : 16;
 	cfg.ord = attr->ord == UIW_IRD_ORD_ZERO ? 0 : attr->ord ? attr->ord : 16;

@@ -372,8 +372,8 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
 #define UIW_IRD_ORD_ZERO 0xffff
 
 struct uiw_qp_cap {
-	unsigned max_send_wr;
-	unsigned max_recv_wr;
+	unsigned max_send_wr; /* 0: no send queue (the QP only receives and serves Reads) */
+	unsigned max_recv_wr; /* 0 without an SRQ: no receive queue (an inbound Send is refused) */
 	unsigned max_send_sge; /* SGEs per send WR, at most UIW_MAX_SGE; 0: 1 */
 	unsigned max_recv_sge; /* SGEs per receive WR, at most UIW_MAX_SGE; 0: 1 */
 	unsigned max_inline_data; /* at most 65536 */
@@ -393,8 +393,12 @@ struct uiw_qp_init_attr {
 /**
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
  * connection by uiw_connect() or uiw_accept(); receives may be posted
- * before.  Returns 0, -EINVAL (no CQ, a CQ of another context, zero queue
- * size, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383
+ * before.  A QP may have no send queue (max_send_wr 0: uiw_post_send()
+ * refuses every WR with -EINVAL) or no receive queue (max_recv_wr 0 and no
+ * SRQ: uiw_post_recv() answers -EINVAL, and an inbound Send is answered
+ * with RFC 5040's TERMINATE for a missing buffer, DDP 1/2/0x02, as when
+ * the receive queue is empty).  Returns 0, -EINVAL (no CQ, a CQ of another
+ * context, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383
  * other than UIW_IRD_ORD_ZERO, SRQ of another PD), -ENOMEM.
  */
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
@@ -486,7 +490,8 @@ struct uiw_recv_wr {
  * *@bad_wr (if non-NULL) is the first WR not queued.  Returns 0, -EINVAL
  * (bad opcode or send_flags, num_sge above the QP's max_send_sge, NULL
  * sg_list, Read with more than one SGE, local invalidate with SGEs, Read
- * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long),
+ * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long, a
+ * QP without a send queue),
  * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
  * -EPIPE (the QP is closing).  A Read posted before the connection that
  * then negotiated ORD 0 (the peer's IRD) completes with
@@ -498,7 +503,8 @@ struct uiw_recv_wr {
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr);
 
 /** uiw_post_recv() - as uiw_post_send() for the receive queue: 0, -EINVAL
- * (num_sge above max_recv_sge, the QP takes receives from an SRQ), -ENOMEM
+ * (num_sge above max_recv_sge, the QP takes receives from an SRQ or has no
+ * receive queue), -ENOMEM
  * (queue full), -EPERM (lkey); a QP in error flushes it at once. */
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
 

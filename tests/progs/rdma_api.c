@@ -16,6 +16,7 @@
  *   - what iWARP refuses: UD QPs, atomics (post fails, bad_wr set),
  *     ibv_modify_qp to SQD; ibv_get_async_event on a non-blocking fd:
  *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
+ *   - QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL;
  *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
  *     on both sides (EINVAL), ibv_query_qp says 0;
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
@@ -52,6 +53,7 @@ F(ibv_destroy_cq);
 F(ibv_create_qp);
 F(ibv_modify_qp);
 F(ibv_query_qp);
+F(ibv_destroy_qp);
 F(ibv_qp_to_qp_ex);
 F(ibv_get_async_event);
 F(ibv_close_device);
@@ -254,7 +256,7 @@ int main(void)
 	uint16_t port;
 
 	LOAD(ibv_alloc_pd); LOAD(ibv_dealloc_pd); LOAD(ibv_reg_mr); LOAD(ibv_dereg_mr);
-	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp); LOAD(ibv_query_qp);
+	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp); LOAD(ibv_query_qp); LOAD(ibv_destroy_qp);
 	LOAD(ibv_qp_to_qp_ex); LOAD(ibv_get_async_event); LOAD(ibv_close_device);
 	LOAD(rdma_create_event_channel); LOAD(rdma_destroy_event_channel); LOAD(rdma_create_id);
 	LOAD(rdma_destroy_id); LOAD(rdma_bind_addr); LOAD(rdma_listen); LOAD(rdma_resolve_addr);
@@ -297,6 +299,43 @@ int main(void)
 		CHECK(p_ibv_close_device(v) != 0, "ibv_close_device(rdma_cm_id.verbs) succeeded");
 		CHECK(!p_ibv_destroy_cq(cq) && !p_ibv_dealloc_pd(pd), "destroy CQ/PD");
 		printf("ok: UD QP EOPNOTSUPP, async fd non-blocking EAGAIN, the CM's device not closable\n");
+	}
+
+	/* ---- a QP without receive queue and one without send queue */
+	{
+		struct ibv_context *v = lid->verbs;
+		struct ibv_pd *pd = p_ibv_alloc_pd(v);
+		struct ibv_cq *cq = p_ibv_create_cq(v, 4, NULL, NULL, 0);
+		struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					      .cap = {.max_send_wr = 4, .max_recv_wr = 0}};
+		struct ibv_qp_init_attr qia;
+		struct ibv_qp_attr at;
+		struct ibv_recv_wr rw, *bad_r = NULL;
+		struct ibv_send_wr sw, *bad_s = NULL;
+		struct ibv_qp *nr, *ns;
+
+		CHECK(pd && cq, "PD/CQ: %s", strerror(errno));
+		nr = p_ibv_create_qp(pd, &qa);
+		CHECK(nr && qa.cap.max_recv_wr == 0, "a QP with max_recv_wr 0: %s", strerror(errno));
+		memset(&rw, 0, sizeof(rw));
+		CHECK(ibv_post_recv(nr, &rw, &bad_r) == EINVAL && bad_r == &rw,
+		      "ibv_post_recv on a QP without receive queue: not EINVAL");
+		CHECK(!p_ibv_query_qp(nr, &at, IBV_QP_CAP, &qia) && at.cap.max_recv_wr == 0 &&
+			      at.cap.max_send_wr == 4,
+		      "ibv_query_qp: max_recv_wr %u max_send_wr %u, want 0 4", at.cap.max_recv_wr,
+		      at.cap.max_send_wr);
+		qa.cap.max_send_wr = 0;
+		qa.cap.max_recv_wr = 4;
+		ns = p_ibv_create_qp(pd, &qa);
+		CHECK(ns && qa.cap.max_send_wr == 0, "a QP with max_send_wr 0: %s", strerror(errno));
+		memset(&sw, 0, sizeof(sw));
+		sw.opcode = IBV_WR_SEND;
+		CHECK(ibv_post_send(ns, &sw, &bad_s) == EINVAL && bad_s == &sw,
+		      "ibv_post_send on a QP without send queue: not EINVAL");
+		CHECK(!p_ibv_destroy_qp(nr) && !p_ibv_destroy_qp(ns) && !p_ibv_destroy_cq(cq) &&
+			      !p_ibv_dealloc_pd(pd),
+		      "destroy QPs/CQ/PD");
+		printf("ok: QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL\n");
 	}
 
 	/* ---- a connection with private data both ways */
