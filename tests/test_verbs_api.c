@@ -1196,6 +1196,74 @@ START_TEST(test_api_no_queues)
 }
 END_TEST
 
+/* QP numbers (24 bits, unique, increasing, found by uiw_qp_by_num() while
+ * the QP lives) and the application's pointer on a QP, reached from a work
+ * completion; a completion still queued when its QP goes keeps the number
+ * and no longer points at the QP. */
+START_TEST(test_api_qp_num)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_qp *q[3], *f;
+	struct uiw_qp_attr qa = {.qp_state = UIW_QPS_ERR};
+	struct uiw_wc wc;
+	uint32_t n[3], gone;
+	int tag;
+
+	side_open(&cli, NULL, 0);
+	for (int i = 0; i < 3; i++) {
+		q[i] = side_qp(&cli);
+		n[i] = uiw_qp_num(q[i]);
+		ck_assert_uint_ge(n[i], 2);
+		ck_assert_uint_le(n[i], 0xffffff);
+		ck_assert_int_eq(uiw_qp_by_num(n[i], &f), 0);
+		ck_assert_ptr_eq(f, q[i]);
+		ck_assert_ptr_null(uiw_qp_context(q[i]));
+	}
+	ck_assert_uint_gt(n[1], n[0]);
+	ck_assert_uint_gt(n[2], n[1]);
+	/* destroyed: not found, and its number is not the next one's */
+	gone = n[1];
+	ck_assert_int_eq(uiw_destroy_qp(q[1]), 0);
+	ck_assert_int_eq(uiw_qp_by_num(gone, &f), -ENOENT);
+	ck_assert_ptr_null(f);
+	q[1] = side_qp(&cli);
+	ck_assert_uint_gt(uiw_qp_num(q[1]), n[2]);
+	/* a flushed receive queued when its QP is destroyed: qp NULL, the number kept */
+	uiw_qp_set_context(q[2], &tag);
+	ck_assert_ptr_eq(uiw_qp_context(q[2]), &tag);
+	post_recv_to(&cli, q[2], 41, 0, 64);
+	ck_assert_int_eq(uiw_modify_qp(q[2], &qa, UIW_QP_STATE), 0);
+	ck_assert_int_eq(uiw_destroy_qp(q[2]), 0);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 41);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	ck_assert_ptr_null(wc.qp);
+	ck_assert_uint_eq(wc.qp_num, n[2]);
+	ck_assert_int_eq(uiw_destroy_qp(q[0]), 0);
+	ck_assert_int_eq(uiw_destroy_qp(q[1]), 0);
+	side_close(&cli);
+
+	/* over a connection: the completion leads to the application's pointer */
+	pair_up(&srv, &cli, NULL, NULL, "127.0.0.1", &lid);
+	uiw_qp_set_context(srv.qp, &srv);
+	uiw_qp_set_context(cli.qp, &cli);
+	post_recv_to(&srv, srv.qp, 42, 0, 64);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 43, 0, 8, 0, 0, 0);
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 42);
+	ck_assert_ptr_eq(wc.qp, srv.qp);
+	ck_assert_uint_eq(wc.qp_num, uiw_qp_num(srv.qp));
+	ck_assert_ptr_eq(uiw_qp_context(wc.qp), &srv);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 43);
+	ck_assert_uint_eq(wc.qp_num, uiw_qp_num(cli.qp));
+	ck_assert_ptr_eq(uiw_qp_context(wc.qp), &cli);
+	ck_assert_uint_ne(uiw_qp_num(srv.qp), uiw_qp_num(cli.qp)); /* two contexts, one process */
+	pair_down(&srv, &cli, lid);
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1221,6 +1289,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_p2p_no_rtr);
 	tcase_add_test(tc, test_api_ird_ord_zero);
 	tcase_add_test(tc, test_api_no_queues);
+	tcase_add_test(tc, test_api_qp_num);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -139,6 +139,9 @@ struct uiw_qp {
 	struct uiw_cq *send_cq, *recv_cq;
 	struct rdmap_qp qp;
 	struct uiw_cm_id *id; /* attached connection */
+	uint32_t qp_num;      /* 24 bits, unique in the process (uiw_qp_num()) */
+	struct uiw_qp *qpn_next; /* the process's table of QP numbers */
+	void *context;	      /* the application's (uiw_qp_set_context()): atomic */
 };
 
 /* What an id is: the connection's own life is in its struct uiw_conn. */

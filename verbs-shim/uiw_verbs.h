@@ -278,9 +278,12 @@ struct uiw_wc {
 	uint32_t byte_len;
 	unsigned wc_flags;
 	uint32_t invalidated_rkey;
+	/* the QP; NULL when the QP was destroyed before this completion was
+	 * polled (@qp_num still names it) */
 	struct uiw_qp *qp;
 	/* RFC 5040 §4.8 TERMINATE layer, type and code (UIW_WC_TERM) */
 	uint8_t term_layer, term_etype, term_ecode;
+	uint32_t qp_num; /* the QP's number (uiw_qp_num()) */
 };
 
 /*
@@ -404,8 +407,35 @@ struct uiw_qp_init_attr {
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
 
 /**
- * uiw_destroy_qp() - free @qp.  Returns 0, or -EBUSY while its connection
- * is live (wait for UIW_CM_EVENT_DISCONNECTED or destroy the CM id first).
+ * uiw_qp_num() - @qp's number: 24 bits (verbs' qp_num), never 0 or 1,
+ * unique among the live QPs of the process and handed out in increasing
+ * order, so that a number is not seen again soon after its QP was
+ * destroyed.  Work completions carry it (uiw_wc.qp_num).
+ */
+uint32_t uiw_qp_num(struct uiw_qp *qp);
+
+/**
+ * uiw_qp_by_num() - the live QP numbered @qp_num, of any context of the
+ * process, in *@qp (verbs programs name a QP by number: librdmacm's
+ * rdma_conn_param.qp_num).  Returns 0, or -ENOENT with *@qp NULL.  The QP
+ * is the caller's to keep alive.
+ */
+int uiw_qp_by_num(uint32_t qp_num, struct uiw_qp **qp);
+
+/**
+ * uiw_qp_set_context() - attach the application's @context to @qp (NULL
+ * when created), so that a work completion (uiw_wc.qp) leads to the
+ * application's own object without a lookup; uiw_qp_context() reads it.
+ * Either may be called from any thread without the context's lock.
+ */
+void uiw_qp_set_context(struct uiw_qp *qp, void *context);
+void *uiw_qp_context(struct uiw_qp *qp);
+
+/**
+ * uiw_destroy_qp() - free @qp.  Its completions still queued in CQs stay
+ * there with uiw_wc.qp NULL (uiw_wc.qp_num names it).  Returns 0, or
+ * -EBUSY while its connection is live (wait for UIW_CM_EVENT_DISCONNECTED
+ * or destroy the CM id first).
  */
 int uiw_destroy_qp(struct uiw_qp *qp);
 

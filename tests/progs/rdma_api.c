@@ -16,7 +16,8 @@
  *   - what iWARP refuses: UD QPs, atomics (post fails, bad_wr set),
  *     ibv_modify_qp to SQD; ibv_get_async_event on a non-blocking fd:
  *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
- *   - QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL;
+ *   - QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL; a
+ *     completion polled after its QP was destroyed still has its qp_num;
  *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
  *     on both sides (EINVAL), ibv_query_qp says 0;
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
@@ -332,10 +333,26 @@ int main(void)
 		sw.opcode = IBV_WR_SEND;
 		CHECK(ibv_post_send(ns, &sw, &bad_s) == EINVAL && bad_s == &sw,
 		      "ibv_post_send on a QP without send queue: not EINVAL");
-		CHECK(!p_ibv_destroy_qp(nr) && !p_ibv_destroy_qp(ns) && !p_ibv_destroy_cq(cq) &&
-			      !p_ibv_dealloc_pd(pd),
-		      "destroy QPs/CQ/PD");
-		printf("ok: QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL\n");
+		/* a receive flushed, then its QP destroyed: the completion
+		 * still names the QP by number */
+		{
+			struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR};
+			uint32_t qpn = ns->qp_num;
+			struct ibv_wc wc1;
+
+			rw.wr_id = 5;
+			CHECK(!ibv_post_recv(ns, &rw, &bad_r), "ibv_post_recv");
+			CHECK(!p_ibv_modify_qp(ns, &err, IBV_QP_STATE), "ibv_modify_qp to ERR");
+			CHECK(!p_ibv_destroy_qp(ns), "ibv_destroy_qp");
+			CHECK(poll_one(cq, &wc1) == 1 && wc1.wr_id == 5 && wc1.status == IBV_WC_WR_FLUSH_ERR &&
+				      wc1.qp_num == qpn && qpn,
+			      "the flushed receive: wr_id %llu status %d qp_num %u, want 5 %d %u",
+			      (unsigned long long)wc1.wr_id, wc1.status, wc1.qp_num, IBV_WC_WR_FLUSH_ERR, qpn);
+		}
+		CHECK(!p_ibv_destroy_qp(nr) && !p_ibv_destroy_cq(cq) && !p_ibv_dealloc_pd(pd),
+		      "destroy QP/CQ/PD");
+		printf("ok: QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL; a completion "
+		       "polled after its QP was destroyed has its number\n");
 	}
 
 	/* ---- a connection with private data both ways */
