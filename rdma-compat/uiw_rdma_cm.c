@@ -389,10 +389,13 @@ static void route(struct uiw_cm_event *u)
 		w->id.ps = l->id.ps;
 		w->id.qp_type = l->id.qp_type;
 		w->id.port_num = 1;
-		w->id.route.addr.src_storage = l->id.route.addr.src_storage;
-		/* the peer's address: uiwarp does not say (a core change);
-		 * the family at least */
-		w->id.route.addr.dst_addr.sa_family = l->id.route.addr.src_addr.sa_family;
+		/* the connection's two ends (rdma_get_local_addr() and
+		 * rdma_get_peer_addr() read them); the listener's address
+		 * if the connection has already gone */
+		if (uiw_get_local_addr(u->id, &w->id.route.addr.src_storage))
+			w->id.route.addr.src_storage = l->id.route.addr.src_storage;
+		if (uiw_get_peer_addr(u->id, &w->id.route.addr.dst_storage))
+			w->id.route.addr.dst_addr.sa_family = l->id.route.addr.src_addr.sa_family;
 		w->ch = l->ch;
 		w->ch->nids++;
 		w->sync = l->sync;
@@ -415,6 +418,9 @@ static void route(struct uiw_cm_event *u)
 	case UIW_CM_EVENT_ESTABLISHED:
 		w->state = ID_ESTABLISHED;
 		qp_set_state(w, IBV_QPS_RTS);
+		/* an initiator's source port is known now */
+		if (w->initiator)
+			uiw_get_local_addr(u->id, &w->id.route.addr.src_storage);
 		/* an initiator whose QP is not on the id (rping -q) moves it
 		 * itself and calls rdma_establish(): librdmacm says CONNECT_RESPONSE */
 		if (w->initiator && !w->id.qp)
@@ -1490,6 +1496,26 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 		w->state = ID_CLOSED;
 	pthread_mutex_unlock(&cm_lock);
 	return ret ? fail(-ret) : 0;
+}
+
+/* librdmacm's accessors of the ports (network order), 0 for another family */
+static __be16 sa_port_be(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_port;
+	return 0;
+}
+
+__be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id ? sa_port_be(&id->route.addr.src_addr) : 0;
+}
+
+__be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id ? sa_port_be(&id->route.addr.dst_addr) : 0;
 }
 
 /* the QP was moved to RTS by the application (rping -q) */

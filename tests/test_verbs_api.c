@@ -1264,6 +1264,70 @@ START_TEST(test_api_qp_num)
 }
 END_TEST
 
+/* "a.b.c.d:port" of an IPv4 sockaddr_storage */
+static const char *ss_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	char a[INET_ADDRSTRLEN];
+
+	ck_assert_int_eq(ss->ss_family, AF_INET);
+	inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+	snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	return buf;
+}
+
+/* uiw_get_peer_addr()/uiw_get_local_addr(): a listener's own address; an
+ * accepted id's peer (the initiator, from 127.0.0.2) and local end; the
+ * initiator's, once connected; kept after the connection ended. */
+START_TEST(test_api_peer_addr)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct sockaddr_storage ss;
+	char a[64], b[64], want[64];
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
+	ck_assert_int_eq(uiw_get_local_addr(lid, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_peer_addr(lid, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_get_local_addr(cli.id, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_bind_addr(cli.id, "127.0.0.2", 0), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	ck_assert_int_eq(uiw_get_local_addr(srv.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ss_str(&ss, b, sizeof(b));
+	ck_assert_msg(!strncmp(b, "127.0.0.2:", 10), "peer %s, want 127.0.0.2", b);
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	/* the initiator's view: the same two ends, crossed */
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_local_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), b);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), b);
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1290,6 +1354,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_ird_ord_zero);
 	tcase_add_test(tc, test_api_no_queues);
 	tcase_add_test(tc, test_api_qp_num);
+	tcase_add_test(tc, test_api_peer_addr);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -258,6 +258,15 @@ void cm_sock_user_timeout(const struct uiw_context *ctx, int fd)
 	}
 }
 
+void cm_sock_addrs(struct uiw_cm_id *id)
+{
+	socklen_t len = sizeof(id->local);
+
+	id->has_local = !getsockname(id->fd, (struct sockaddr *)&id->local, &len);
+	len = sizeof(id->peer);
+	id->has_peer = !getpeername(id->fd, (struct sockaddr *)&id->peer, &len);
+}
+
 /* A connection's configuration from the context's options. */
 static void conn_cfg(const struct uiw_context *ctx, enum mpa_role role, struct uiw_conn_cfg *cfg)
 {
@@ -552,6 +561,8 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	}
 	id->fd = fd;
 	id->port = ss_port(&sa);
+	id->local = sa;
+	id->has_local = 1;
 	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
 								       : UIW_HS_PENDING_MAX;
 	id->state = UIW_ID_LISTEN;
@@ -568,6 +579,31 @@ uint16_t uiw_get_port(struct uiw_cm_id *id)
 	p = id->port;
 	pthread_mutex_unlock(&id->ctx->lock);
 	return p;
+}
+
+/* one of @id's recorded addresses (@have) into @out */
+static int id_addr(struct uiw_cm_id *id, const struct sockaddr_storage *a, const int *have,
+		   struct sockaddr_storage *out)
+{
+	int ret = -ENOTCONN;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	if (*have) {
+		*out = *a;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&id->ctx->lock);
+	return ret;
+}
+
+int uiw_get_peer_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr)
+{
+	return id_addr(id, &id->peer, &id->has_peer, addr);
+}
+
+int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr)
+{
+	return id_addr(id, &id->local, &id->has_local, addr);
 }
 
 int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)

@@ -220,6 +220,7 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	c->eng = engine_pick(ctx);
 	c->fd = res;
 	c->listener = id;
+	cm_sock_addrs(c);
 	sock_nodelay(res);
 	cm_sock_user_timeout(ctx, res);
 	if (cm_conn_accepted(c, engine_now_ns())) {
@@ -265,6 +266,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		}
 	}
 	if (res >= 0) {
+		cm_sock_addrs(id);
 		sock_nodelay(id->fd);
 		emss = cm_sock_emss(id->fd); /* the FPDU size follows it (RFC 5044 §8) */
 	}

@@ -182,6 +182,11 @@ struct uiw_cm_id {
 	/* initiator: the local address to connect from (uiw_bind_addr()); srclen 0: the kernel's choice */
 	struct sockaddr_storage src;
 	socklen_t srclen;
+	/* the connection's addresses, recorded when its TCP connection was
+	 * made (accepted, or connected) and kept after it ended; a
+	 * listener's local address (uiw_get_local_addr/uiw_get_peer_addr) */
+	struct sockaddr_storage local, peer;
+	int has_local, has_peer;
 	/* initiator: the further addresses the host name resolved to, tried in
 	 * turn when a TCP connect fails (ialt: the next one) */
 	struct sockaddr_storage *alt;
@@ -273,6 +278,8 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 /* the socket of @id was closed and nothing is in flight: report
  * DISCONNECTED if the connection had ended after ESTABLISHED */
 void cm_conn_closed(struct uiw_cm_id *id);
+/* (lock held) record the local and peer addresses of @id's connected socket */
+void cm_sock_addrs(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
 /* the path's MSS of a connected socket (0: unknown): the FPDU size follows it */

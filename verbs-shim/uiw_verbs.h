@@ -55,6 +55,7 @@ struct uiw_pd;
 struct uiw_cq;
 struct uiw_qp;
 struct uiw_cm_id;
+struct sockaddr_storage; /* <sys/socket.h> */
 
 /* ---- context ---------------------------------------------------------- */
 
@@ -650,6 +651,19 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 /** uiw_get_port() - the port a listening @id is bound to, host order; 0 for
  * any other id. */
 uint16_t uiw_get_port(struct uiw_cm_id *id);
+
+/**
+ * uiw_get_peer_addr() - the address and port of @id's peer, as TCP sees it,
+ * into *@addr (a struct sockaddr_in or sockaddr_in6 by ss_family): for an
+ * id from a CONNECT_REQUEST, and for a connecting id once its TCP
+ * connection is made (before ESTABLISHED); kept after the connection
+ * ended.  uiw_get_local_addr() - the same for our end: the address the
+ * connection leaves from, or a listener's address and port.  Both return
+ * 0, or -ENOTCONN with *@addr untouched (no connection yet: a new or
+ * listening id, a connect still in TCP's hands or refused there).
+ */
+int uiw_get_peer_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
+int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
 
 /**
  * uiw_bind_addr() - the local address @host (IPv4 or IPv6 literal or host

@@ -7,6 +7,8 @@
  *   - event channels: a non-blocking channel answers EAGAIN when empty,
  *     and its fd polls readable when an event is queued; rdma_migrate_id
  *     moves an accepted id (and its later events) to another channel;
+ *   - rdma_get_peer_addr/rdma_get_local_addr of an accepted id and of the
+ *     initiator, rdma_get_src_port/rdma_get_dst_port;
  *   - private data both ways (CONNECT_REQUEST and ESTABLISHED), IRD/ORD in
  *     the request; rdma_reject with private data reaches the initiator as
  *     REJECTED with it;
@@ -76,6 +78,8 @@ F(rdma_get_cm_event);
 F(rdma_ack_cm_event);
 F(rdma_migrate_id);
 F(rdma_event_str);
+F(rdma_get_src_port);
+F(rdma_get_dst_port);
 
 #define LOAD(name)                                                                             \
 	do {                                                                                   \
@@ -264,6 +268,7 @@ int main(void)
 	LOAD(rdma_resolve_route); LOAD(rdma_create_qp_ex); LOAD(rdma_destroy_qp); LOAD(rdma_connect);
 	LOAD(rdma_accept); LOAD(rdma_reject); LOAD(rdma_disconnect); LOAD(rdma_get_cm_event);
 	LOAD(rdma_ack_cm_event); LOAD(rdma_migrate_id); LOAD(rdma_event_str);
+	LOAD(rdma_get_src_port); LOAD(rdma_get_dst_port);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&srv, 0, sizeof(srv));
 	memset(&cli, 0, sizeof(cli));
@@ -403,6 +408,29 @@ int main(void)
 	CHECK(cid->qp->state == IBV_QPS_RTS, "client QP state %d, want RTS", cid->qp->state);
 	printf("ok: ESTABLISHED on both sides (the accepted id's on the channel it migrated to), "
 	       "the accept's private data at the initiator\n");
+
+	/* ---- the addresses of the connection, on both ids */
+	{
+		struct sockaddr_in *sp = (struct sockaddr_in *)rdma_get_peer_addr(sid);
+		struct sockaddr_in *sl = (struct sockaddr_in *)rdma_get_local_addr(sid);
+		struct sockaddr_in *cl = (struct sockaddr_in *)rdma_get_local_addr(cid);
+		struct sockaddr_in *cp_ = (struct sockaddr_in *)rdma_get_peer_addr(cid);
+
+		CHECK(sp->sin_family == AF_INET && sp->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+			      sp->sin_port && sp->sin_port == cl->sin_port,
+		      "accepted id: rdma_get_peer_addr family %d port %u, the initiator's port %u",
+		      sp->sin_family, ntohs(sp->sin_port), ntohs(cl->sin_port));
+		CHECK(sl->sin_family == AF_INET && sl->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+			      ntohs(sl->sin_port) == port,
+		      "accepted id: rdma_get_local_addr port %u, want %u", ntohs(sl->sin_port), port);
+		CHECK(ntohs(cp_->sin_port) == port && p_rdma_get_dst_port(cid) == htons(port) &&
+			      p_rdma_get_src_port(sid) == htons(port) &&
+			      p_rdma_get_dst_port(sid) == cl->sin_port && p_rdma_get_src_port(cid) == cl->sin_port,
+		      "rdma_get_src_port/rdma_get_dst_port disagree with the addresses");
+		printf("ok: rdma_get_peer_addr/rdma_get_local_addr of the accepted id (127.0.0.1 port %u), "
+		       "the initiator's source port, rdma_get_src_port/rdma_get_dst_port\n",
+		       ntohs(cl->sin_port));
+	}
 
 	/* ---- ibv_wr_*: a Write then a Send with inline data, one batch */
 	{
