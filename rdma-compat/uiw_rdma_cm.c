@@ -65,7 +65,7 @@ struct uiw_rdma_cm_id {
 	struct rdma_cm_id id; /* what the application sees */
 	struct uiw_cm_id *uid; /* NULL once destroyed or detached */
 	struct cm_channel *ch;
-	struct uiw_rdma_cm_id *next; /* every id with a uid (lookup by uid) */
+	struct uiw_rdma_cm_id *next; /* every id the application created (refused connects are retried) */
 	enum id_state state;
 	unsigned refs;	/* queued or unacknowledged events naming it */
 	int destroyed;	/* rdma_destroy_id() done: freed at the last ref */
@@ -164,14 +164,6 @@ static void id_put(struct uiw_rdma_cm_id *w)
 		return;
 	free(w->ep_attr);
 	free(w);
-}
-
-static struct uiw_rdma_cm_id *id_by_uid(struct uiw_cm_id *uid)
-{
-	for (struct uiw_rdma_cm_id *w = all_ids; w; w = w->next)
-		if (w->uid == uid)
-			return w;
-	return NULL;
 }
 
 static void id_release_channel(struct uiw_rdma_cm_id *w)
@@ -372,8 +364,10 @@ static void route(struct uiw_cm_event *u)
 			u->term_ecode);
 
 	if (u->event == UIW_CM_EVENT_CONNECT_REQUEST) {
-		l = id_by_uid(u->listen_id);
-		if (!l || l->destroyed || !l->ch || l->ch->dead) {
+		/* every uiwarp id carries its wrapper as context (events
+		 * naming an id destroyed are dropped by uiw_destroy_id()) */
+		l = u->listen_id ? uiw_id_context(u->listen_id) : NULL;
+		if (!l || l->destroyed || l->uid != u->listen_id || !l->ch || l->ch->dead) {
 			uiw_destroy_id(u->id);
 			return;
 		}
@@ -404,11 +398,10 @@ static void route(struct uiw_cm_event *u)
 		 * serve the peer's ORD, our initiator depth is bounded by its IRD */
 		w->req_rr = (uint8_t)(u->initiator_depth > 255 ? 255 : u->initiator_depth);
 		w->req_id = (uint8_t)(u->responder_resources > 255 ? 255 : u->responder_resources);
-		w->next = all_ids;
-		all_ids = w;
+		uiw_set_id_context(u->id, w);
 	} else {
-		w = id_by_uid(u->id);
-		if (!w || w->destroyed) {
+		w = uiw_id_context(u->id);
+		if (!w || w->destroyed || w->uid != u->id) {
 			if (uiw_rdma_tracing())
 				fprintf(stderr, "uiw-rdma: cm event for an id destroyed: dropped\n");
 			return;

@@ -1328,6 +1328,48 @@ START_TEST(test_api_peer_addr)
 }
 END_TEST
 
+/* uiw_set_id_context(): an id from a CONNECT_REQUEST starts without a
+ * context; once set, its later events lead to it; a created id's can be
+ * changed. */
+START_TEST(test_api_id_context)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	int lc, sc, cc, cc2;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, &lc, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 8), 0);
+	port = uiw_get_port(lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, &cc, &cli.id), 0);
+	ck_assert_ptr_eq(uiw_id_context(cli.id), &cc);
+	uiw_set_id_context(cli.id, &cc2);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.listen_id), &lc);
+	srv.id = ev.id;
+	ck_assert_ptr_null(uiw_id_context(srv.id));
+	uiw_set_id_context(srv.id, &sc);
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &sc);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &cc2);
+	ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &sc);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1355,6 +1397,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_no_queues);
 	tcase_add_test(tc, test_api_qp_num);
 	tcase_add_test(tc, test_api_peer_addr);
+	tcase_add_test(tc, test_api_id_context);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -343,9 +343,16 @@ int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out
 	return 0;
 }
 
+/* atomic: the application may set it on one thread while another reads
+ * it for an event */
 void *uiw_id_context(struct uiw_cm_id *id)
 {
-	return id->context;
+	return __atomic_load_n(&id->context, __ATOMIC_ACQUIRE);
+}
+
+void uiw_set_id_context(struct uiw_cm_id *id, void *context)
+{
+	__atomic_store_n(&id->context, context, __ATOMIC_RELEASE);
 }
 
 int uiw_destroy_id(struct uiw_cm_id *id)

@@ -167,7 +167,7 @@ enum uiw_id_state {
 struct uiw_cm_id {
 	struct uiw_context *ctx;
 	struct uiw_engine *eng; /* the engine that serves it, for its life */
-	void *context;
+	void *context; /* the application's: atomic (uiw_set_id_context()) */
 	struct uiw_cm_id *next;
 	struct uiw_cm_id *dirty_next; /* in eng->dirty while @dirty */
 	int dirty;

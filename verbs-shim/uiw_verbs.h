@@ -620,8 +620,15 @@ struct uiw_cm_event {
 /** uiw_create_id() - a CM id in @ctx (@context is returned in events).  Returns 0, -ENOMEM. */
 int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **id);
 
-/** uiw_id_context() - the @context given to uiw_create_id() (NULL for accepted ids). */
+/**
+ * uiw_id_context() - the @context given to uiw_create_id() or set by
+ * uiw_set_id_context() (an id from a CONNECT_REQUEST starts with NULL).
+ * uiw_set_id_context() - set it, typically on an id from a CONNECT_REQUEST,
+ * so that its later events (uiw_cm_event.id) lead to the application's own
+ * object without a lookup.  Either may be called from any thread.
+ */
 void *uiw_id_context(struct uiw_cm_id *id);
+void uiw_set_id_context(struct uiw_cm_id *id, void *context);
 
 /**
  * uiw_destroy_id() - close the connection (abortively if still live) and
