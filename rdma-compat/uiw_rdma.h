@@ -132,8 +132,8 @@ void uiw_rdma_async_post(struct uiw_rdma_context *rc, enum ibv_event_type type, 
 /* the QP numbered @qpn (uiwarp's numbers), NULL when none */
 struct uiw_rdma_qp *uiw_rdma_qp_by_num(uint32_t qpn);
 /* uiw_destroy_qp() for ibv_destroy_qp(): the CM side forgets the QP; a QP
- * whose connection is live gets a moment to close, then is detached
- * abortively (uiw_rdma_cm.c).  Returns uiw_destroy_qp()'s value. */
+ * whose connection is live is detached abortively by uiwarp, the id stays
+ * (uiw_rdma_cm.c).  Returns uiw_destroy_qp()'s value. */
 int uiw_rdma_cm_destroy_uqp(struct uiw_rdma_qp *qp);
 
 #endif

@@ -72,6 +72,7 @@ struct uiw_rdma_cm_id {
 	int sync;	/* created without a channel: calls wait for their event */
 	int own_ch;	/* the channel is the id's own (synchronous ids) */
 	int initiator;	/* rdma_connect() was called */
+	int closing;	/* rdma_disconnect() started a graceful close */
 	int bind_src;	/* connect from route.addr.src_addr (rping -I): uiw_bind_addr() */
 	struct uiw_rdma_qp *qp; /* the QP given to connect/accept */
 	uint8_t req_rr, req_id; /* CONNECT_REQUEST: what to answer by default */
@@ -1291,37 +1292,27 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_ini
 
 int uiw_rdma_cm_destroy_uqp(struct uiw_rdma_qp *qp)
 {
-	int ret, waited = 0;
 	struct uiw_rdma_cm_id *w;
+	int ret;
 
-	for (;;) {
-		ret = uiw_destroy_qp(qp->uqp);
-		if (ret != -EBUSY || waited >= 100)
-			break;
-		/* its connection is closing (rping destroys the QP right
-		 * after rdma_disconnect()): give it 200 ms */
+	/* A live connection is reset by uiwarp, which keeps the id: it
+	 * reports DISCONNECTED (CONNECT_ERROR during a handshake) through the
+	 * CM thread, which routes it only after w->qp is cleared here (the CM
+	 * lock is held from uiw_destroy_qp() on; uiwarp's wait for its engine
+	 * needs no CM lock). */
+	pthread_mutex_lock(&cm_lock);
+	/* after rdma_disconnect() the graceful close gets 200 ms to end
+	 * (rping destroys the QP at once): what the program queued before
+	 * still leaves, where a reset would drop what TCP holds */
+	for (int i = 0; i < 100 && (w = qp->cm) && w->uid && w->closing && w->state != ID_CLOSED; i++) {
 		struct timespec ts = {0, 2000000};
 
+		pthread_mutex_unlock(&cm_lock);
 		nanosleep(&ts, NULL);
-		waited++;
+		pthread_mutex_lock(&cm_lock);
 	}
-	pthread_mutex_lock(&cm_lock);
+	ret = uiw_destroy_qp(qp->uqp);
 	w = qp->cm;
-	if (ret == -EBUSY && w && w->uid) {
-		/* still live: detach abortively (the connection is reset; an
-		 * issue-19 core change would do it without ending the id).
-		 * The id reports DISCONNECTED, as its connection is gone. */
-		struct cm_event *e;
-		int was = w->state == ID_ESTABLISHED;
-
-		uiw_destroy_id(w->uid);
-		w->uid = NULL;
-		id_unlink(w);
-		w->state = ID_CLOSED;
-		if (was && (e = ev_new(w, RDMA_CM_EVENT_DISCONNECTED, 0)))
-			ev_queue(w->ch, e);
-		ret = uiw_destroy_qp(qp->uqp);
-	}
 	if (!ret && w) {
 		if (w->id.qp == &qp->qpx.qp_base)
 			w->id.qp = NULL;
@@ -1532,6 +1523,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	w = to_id(id);
 	pthread_mutex_lock(&cm_lock);
 	ret = w->uid ? uiw_disconnect(w->uid) : -EINVAL;
+	if (!ret)
+		w->closing = 1;
 	pthread_mutex_unlock(&cm_lock);
 	return ret ? fail(-ret) : 0;
 }

@@ -1094,9 +1094,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (!ibqp)
 		return pos_err(EINVAL);
 	qp = uiw_rdma_qp(ibqp);
-	/* a live connection: the CM side waits a little for it to close, then
-	 * detaches the QP abortively (uiwarp refuses to free a QP whose
-	 * connection lives) */
+	/* a live connection is reset, its id kept (uiwarp's abortive
+	 * detach); the CM side forgets the QP */
 	ret = uiw_rdma_cm_destroy_uqp(qp);
 	if (ret)
 		return pos_err(-ret);

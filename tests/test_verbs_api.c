@@ -1370,6 +1370,109 @@ START_TEST(test_api_id_context)
 }
 END_TEST
 
+/* every completion of @cq until none came for 300 ms: each wr_id in
+ * [@lo, @lo + @n) exactly once, all flushed or (@ok_first: the first may
+ * have completed) successful, of @qp (NULL: destroyed) numbered @qpn */
+static void want_flushed_once(struct uiw_cq *cq, uint64_t lo, unsigned n, int ok_first,
+			      struct uiw_qp *qp, uint32_t qpn)
+{
+	unsigned seen[16] = {0};
+	uint64_t quiet = ms_now() + 300;
+	struct uiw_wc wc;
+
+	ck_assert_uint_le(n, 16);
+	while (ms_now() < quiet) {
+		int r = uiw_poll_cq(cq, 1, &wc);
+
+		ck_assert_int_ge(r, 0);
+		if (!r) {
+			pump();
+			usleep(1000);
+			continue;
+		}
+		ck_assert_msg(wc.wr_id >= lo && wc.wr_id < lo + n, "wr_id %llu", (unsigned long long)wc.wr_id);
+		ck_assert_msg(!seen[wc.wr_id - lo]++, "wr %llu completed twice", (unsigned long long)wc.wr_id);
+		ck_assert_msg(wc.status == UIW_WC_WR_FLUSH_ERR || (ok_first && wc.wr_id == lo),
+			      "wr %llu status %d", (unsigned long long)wc.wr_id, wc.status);
+		ck_assert_ptr_eq(wc.qp, qp);
+		ck_assert_uint_eq(wc.qp_num, qpn);
+		quiet = ms_now() + 300;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_msg(seen[i] == 1, "wr %llu: %u completions", (unsigned long long)(lo + i), seen[i]);
+}
+
+/* uiw_destroy_qp() of a QP whose connection lives (_i 1: the server's
+ * context polled): every WR flushed exactly once (a large Read in flight
+ * among them), the connection reset (the peer flushes too), DISCONNECTED
+ * on the id, which stays usable until uiw_destroy_id(); an initiator's QP
+ * destroyed during its handshake: CONNECT_ERROR. */
+START_TEST(test_api_destroy_live_qp)
+{
+	struct uiw_context_attr polled = {.mode = UIW_CTX_POLLED};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct sockaddr_storage ss;
+	uint32_t qpn;
+	uint16_t port;
+
+	pair_up(&srv, &cli, _i ? &polled : NULL, NULL, "127.0.0.1", &lid);
+	for (int i = 0; i < 3; i++)
+		post_recv_to(&srv, srv.qp, 51 + (uint64_t)i, 4096u * (unsigned)i, 4096);
+	post_recv_to(&cli, cli.qp, 60, 0, 4096);
+	post_recv_to(&cli, cli.qp, 61, 4096, 4096);
+	/* the server may send once the client did (RFC 5044 §7.1.2) */
+	post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 70, 0, 64, (uintptr_t)srv.buf, srv.mr->rkey, 0);
+	want_ok(cli.cq, UIW_WC_RDMA_WRITE, 70, 64);
+	post_op(&srv, srv.qp, UIW_WR_RDMA_READ, 50, 0, TA_BUF, (uintptr_t)cli.buf, cli.mr->rkey, 0);
+	qpn = uiw_qp_num(srv.qp);
+	ck_assert_int_eq(uiw_destroy_qp(srv.qp), 0);
+	srv.qp = NULL;
+	want_flushed_once(srv.cq, 50, 4, 1, NULL, qpn);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(ev.id, srv.id);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_flushed_once(cli.cq, 60, 2, 0, cli.qp, uiw_qp_num(cli.qp));
+	/* the id stays, without a QP */
+	ck_assert_int_eq(uiw_disconnect(srv.id), -EINVAL);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ck_assert_int_eq(uiw_get_cm_event(srv.ctx, &ev, 100), -ETIMEDOUT);
+	ck_assert_int_eq(uiw_destroy_id(srv.id), 0);
+	srv.id = NULL;
+
+	/* an initiator's QP destroyed while its Request waits for an answer */
+	side_close(&cli);
+	side_open(&cli, NULL, 0);
+	ta_all[1] = &cli;
+	cli.qp = side_qp(&cli);
+	port = uiw_get_port(lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	post_recv_to(&cli, cli.qp, 80, 0, 64);
+	qpn = uiw_qp_num(cli.qp);
+	ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
+	cli.qp = NULL;
+	want_event(cli.ctx, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	ck_assert_int_eq(ev.status, -ECONNABORTED);
+	want_flushed_once(cli.cq, 80, 1, 0, NULL, qpn);
+	srv.qp = side_qp(&srv);
+	{
+		/* the request's connection is gone: the accept fails, or the
+		 * connection ends at once */
+		int r = uiw_accept(srv.id, srv.qp, NULL);
+
+		ck_assert(r == 0 || r == -EINVAL || r == -ECONNABORTED);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1398,6 +1501,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_qp_num);
 	tcase_add_test(tc, test_api_peer_addr);
 	tcase_add_test(tc, test_api_id_context);
+	tcase_add_loop_test(tc, test_api_destroy_live_qp, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -701,11 +701,32 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 int uiw_destroy_qp(struct uiw_qp *qp)
 {
 	struct uiw_context *ctx = qp->ctx;
+	struct uiw_cm_id *id;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (qp->id && qp->id->state != UIW_ID_DEAD) {
+	id = qp->id;
+	if (id && id->state != UIW_ID_DEAD) {
+		/*
+		 * Its connection lives: detach abortively, keeping the id.  The
+		 * QP goes to ERROR: every WR is flushed, once (at once, or when
+		 * the engine's I/O that may use their memory has ended: the
+		 * engine cancels it).  The connection is reset and reports
+		 * DISCONNECTED (CONNECT_ERROR during an initiator's handshake);
+		 * the QP is freed once the engine has closed the socket, after
+		 * which nothing (MPA's upcalls, kernel I/O) can reach it.
+		 */
+		if (qp->qp.state != RDMAP_QPS_ERROR)
+			rdmap_qp_modify_error(&qp->qp);
+		if (id->state == UIW_ID_CONN)
+			uiw_conn_reset(&id->conn, -ECONNABORTED);
+		engine_mark(id);
 		pthread_mutex_unlock(&ctx->lock);
-		return -EBUSY;
+		engine_wake(ctx);
+		pthread_mutex_lock(&ctx->lock);
+		/* uiw_destroy_id() on another thread may take the id away
+		 * meanwhile: it clears qp->id first (lock held) */
+		while ((id = qp->id) && id->state != UIW_ID_DEAD)
+			engine_wait(ctx, NULL);
 	}
 	if (qp->id)
 		qp->id->qp = NULL;

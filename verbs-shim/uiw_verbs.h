@@ -433,10 +433,15 @@ void uiw_qp_set_context(struct uiw_qp *qp, void *context);
 void *uiw_qp_context(struct uiw_qp *qp);
 
 /**
- * uiw_destroy_qp() - free @qp.  Its completions still queued in CQs stay
- * there with uiw_wc.qp NULL (uiw_wc.qp_num names it).  Returns 0, or
- * -EBUSY while its connection is live (wait for UIW_CM_EVENT_DISCONNECTED
- * or destroy the CM id first).
+ * uiw_destroy_qp() - free @qp.  A QP whose connection still lives is
+ * detached abortively, its CM id kept: the QP moves to error and every
+ * outstanding WR completes with UIW_WC_WR_FLUSH_ERR, exactly once; the
+ * connection is reset (RST); the id reports UIW_CM_EVENT_DISCONNECTED (an
+ * initiator still in its handshake: CONNECT_ERROR, -ECONNABORTED) and stays
+ * for uiw_destroy_id(); the QP is freed once the engine closed the socket
+ * (about one engine turn: the call waits).  Otherwise outstanding WRs are
+ * discarded.  Its completions still queued in CQs stay there with
+ * uiw_wc.qp NULL (uiw_wc.qp_num names it).  Returns 0.
  */
 int uiw_destroy_qp(struct uiw_qp *qp);
 

@@ -20,6 +20,8 @@
  *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
  *   - QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL; a
  *     completion polled after its QP was destroyed still has its qp_num;
+ *   - rdma_destroy_qp of a connected QP: at once, the id reports
+ *     DISCONNECTED (and the peer's), the receive flushed;
  *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
  *     on both sides (EINVAL), ibv_query_qp says 0;
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -566,6 +569,52 @@ int main(void)
 		pair_down(lch, cch, c2id, s2id, &c2, &s2);
 		printf("ok: initiator_depth and responder_resources 0: IRD/ORD 0 in the request, a Read "
 		       "refused (EINVAL) on both sides\n");
+	}
+
+	/* ---- ibv_destroy_qp of a connected QP: reset at once (no wait for a
+	 * close), the id stays and reports DISCONNECTED, the receive flushed */
+	{
+		struct side c3, s3;
+		struct rdma_cm_id *c3id, *s3id;
+		struct ibv_recv_wr rw, *bad_r;
+		struct ibv_sge sge;
+		struct timespec t0, t1;
+		uint32_t qpn;
+		long ms;
+
+		memset(&c3, 0, sizeof(c3));
+		memset(&s3, 0, sizeof(s3));
+		c3id = pair_up(lch, cch, &sin, &c3, &s3, NULL, NULL, NULL, &s3id);
+		memset(&rw, 0, sizeof(rw));
+		sge.addr = (uintptr_t)s3.buf;
+		sge.length = 64;
+		sge.lkey = s3.mr->lkey;
+		rw.wr_id = 33;
+		rw.sg_list = &sge;
+		rw.num_sge = 1;
+		CHECK(!ibv_post_recv(s3id->qp, &rw, &bad_r), "ibv_post_recv");
+		qpn = s3id->qp->qp_num;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		p_rdma_destroy_qp(s3id);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		CHECK(!s3id->qp, "rdma_destroy_qp of a connected QP: still on the id");
+		CHECK(ms < 180, "rdma_destroy_qp of a connected QP took %ld ms", ms);
+		CHECK(poll_one(s3.cq, &wc) == 1 && wc.wr_id == 33 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+			      wc.qp_num == qpn,
+		      "the receive of the destroyed QP: wr_id %llu status %d", (unsigned long long)wc.wr_id,
+		      wc.status);
+		ev = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+		CHECK(ev->id == s3id, "DISCONNECTED of another id");
+		p_rdma_ack_cm_event(ev);
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+		p_rdma_destroy_qp(c3id);
+		CHECK(!p_rdma_destroy_id(c3id) && !p_rdma_destroy_id(s3id), "rdma_destroy_id");
+		CHECK(!p_ibv_dereg_mr(c3.mr) && !p_ibv_dereg_mr(s3.mr) && !p_ibv_destroy_cq(c3.cq) &&
+			      !p_ibv_destroy_cq(s3.cq) && !p_ibv_dealloc_pd(c3.pd) && !p_ibv_dealloc_pd(s3.pd),
+		      "tear down");
+		printf("ok: rdma_destroy_qp of a connected QP: %ld ms, its receive flushed, DISCONNECTED on "
+		       "both sides, the ids destroyed after\n", ms);
 	}
 
 	/* ---- disconnect and tear down */
