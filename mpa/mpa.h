@@ -363,8 +363,10 @@ int mpa_conn_start(struct mpa_conn *c, const void *pd, size_t pd_len, uint64_t n
  * carrying @pd, and enter full operation.  @now (the caller's clock, as
  * passed to mpa_conn_timeout()) starts the wait for a peer-to-peer RTR; an
  * accept from inside the request upcall must pass the same clock.  @ird and @ord are announced in a
- * revision-2 Reply.  Returns 0, -EINVAL if no Request is pending, -EMSGSIZE,
- * -ENOMEM.
+ * revision-2 Reply (ORD at most the peer's IRD).  Peer-to-peer with @ird 0:
+ * a Read RTR is no longer accepted when another kind is, else the IRD
+ * announced is 1 (the RTR's slot).  Returns 0, -EINVAL if no Request is
+ * pending, -EMSGSIZE, -ENOMEM.
  */
 int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t ird, uint16_t ord,
 		    uint64_t now);

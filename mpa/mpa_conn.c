@@ -367,11 +367,18 @@ int mpa_conn_accept(struct mpa_conn *c, const void *pd, size_t pd_len, uint16_t 
 	if (c->enhanced) {
 		/* RFC 6581 §9.1: "The responder MUST set its ORD at most to the
 		 * initiator IRD."  A zero-length Read RTR needs one IRD slot
-		 * ("the responder IRD can be set to 1"). */
+		 * ("the responder IRD can be set to 1"): with IRD 0 the
+		 * responder no longer accepts a Read RTR when it accepts
+		 * another kind (an IRD of 0 is the ULP's wish: no Reads), and
+		 * takes the one slot only when Read is all that is left. */
 		if (c->peer_ird != MPA_V2_IRD_ORD_ULP && ord > c->peer_ird)
 			ord = c->peer_ird;
-		if (c->p2p && (c->rtr & MPA_RTR_READ) && ird == 0)
-			ird = 1;
+		if (c->p2p && (c->rtr & MPA_RTR_READ) && ird == 0) {
+			if (c->rtr & ~(unsigned)MPA_RTR_READ)
+				c->rtr &= ~(unsigned)MPA_RTR_READ;
+			else
+				ird = 1;
+		}
 		rep.ird = ird;
 		rep.ord = ord;
 		/* "The responder MUST respond to an initiator ORD value of 0x3FFF

@@ -85,9 +85,6 @@ struct uiw_rdma_channel {
 struct uiw_rdma_cq {
 	struct ibv_cq cq;
 	struct uiw_cq *ucq;
-	/* the QP of the last completion (most CQs serve one QP) */
-	struct uiw_qp *last_uqp;
-	uint32_t last_qpn;
 };
 
 struct uiw_rdma_cm_id;
@@ -105,7 +102,6 @@ struct uiw_rdma_qp {
 	unsigned xn, xcap;
 	int xerr;
 	void **xinl; /* inline data copied by wr_set_inline_data*() (one per WR) */
-	struct uiw_rdma_qp *hnext_num, *hnext_uqp; /* QP tables */
 };
 
 struct uiw_rdma_srq {
@@ -133,12 +129,11 @@ int uiw_rdma_async_init(struct uiw_rdma_context *rc);
 void uiw_rdma_async_fini(struct uiw_rdma_context *rc);
 /* queue an asynchronous event (QP fatal, CQ error) */
 void uiw_rdma_async_post(struct uiw_rdma_context *rc, enum ibv_event_type type, void *element);
-/* the QP with this uiw QP, and its number; NULL/0 when none */
-uint32_t uiw_rdma_qpn_of(struct uiw_qp *uqp);
+/* the QP numbered @qpn (uiwarp's numbers), NULL when none */
 struct uiw_rdma_qp *uiw_rdma_qp_by_num(uint32_t qpn);
 /* uiw_destroy_qp() for ibv_destroy_qp(): the CM side forgets the QP; a QP
- * whose connection is live gets a moment to close, then is detached
- * abortively (uiw_rdma_cm.c).  Returns uiw_destroy_qp()'s value. */
+ * whose connection is live is detached abortively by uiwarp, the id stays
+ * (uiw_rdma_cm.c).  Returns uiw_destroy_qp()'s value. */
 int uiw_rdma_cm_destroy_uqp(struct uiw_rdma_qp *qp);
 
 #endif

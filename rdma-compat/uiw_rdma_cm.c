@@ -65,13 +65,14 @@ struct uiw_rdma_cm_id {
 	struct rdma_cm_id id; /* what the application sees */
 	struct uiw_cm_id *uid; /* NULL once destroyed or detached */
 	struct cm_channel *ch;
-	struct uiw_rdma_cm_id *next; /* every id with a uid (lookup by uid) */
+	struct uiw_rdma_cm_id *next; /* every id the application created (refused connects are retried) */
 	enum id_state state;
 	unsigned refs;	/* queued or unacknowledged events naming it */
 	int destroyed;	/* rdma_destroy_id() done: freed at the last ref */
 	int sync;	/* created without a channel: calls wait for their event */
 	int own_ch;	/* the channel is the id's own (synchronous ids) */
 	int initiator;	/* rdma_connect() was called */
+	int closing;	/* rdma_disconnect() started a graceful close */
 	int bind_src;	/* connect from route.addr.src_addr (rping -I): uiw_bind_addr() */
 	struct uiw_rdma_qp *qp; /* the QP given to connect/accept */
 	uint8_t req_rr, req_id; /* CONNECT_REQUEST: what to answer by default */
@@ -81,7 +82,8 @@ struct uiw_rdma_cm_id {
 	 * is tried again (see retry_refused()) */
 	char host[INET6_ADDRSTRLEN];
 	uint16_t port;
-	uint8_t pd[255], pd_len, rr, id_depth;
+	uint8_t pd[255], pd_len;
+	uint16_t rr, id_depth; /* as given to uiw_connect() (UIW_IRD_ORD_ZERO: 0) */
 	int retries;
 	uint64_t retry_at; /* CLOCK_MONOTONIC ns; 0: none due */
 	/* a passive endpoint (rdma_create_ep): the QP each new id gets */
@@ -163,14 +165,6 @@ static void id_put(struct uiw_rdma_cm_id *w)
 		return;
 	free(w->ep_attr);
 	free(w);
-}
-
-static struct uiw_rdma_cm_id *id_by_uid(struct uiw_cm_id *uid)
-{
-	for (struct uiw_rdma_cm_id *w = all_ids; w; w = w->next)
-		if (w->uid == uid)
-			return w;
-	return NULL;
 }
 
 static void id_release_channel(struct uiw_rdma_cm_id *w)
@@ -380,8 +374,10 @@ static void route(struct uiw_cm_event *u)
 			u->term_ecode);
 
 	if (u->event == UIW_CM_EVENT_CONNECT_REQUEST) {
-		l = id_by_uid(u->listen_id);
-		if (!l || l->destroyed || !l->ch || l->ch->dead) {
+		/* every uiwarp id carries its wrapper as context (events
+		 * naming an id destroyed are dropped by uiw_destroy_id()) */
+		l = u->listen_id ? uiw_id_context(u->listen_id) : NULL;
+		if (!l || l->destroyed || l->uid != u->listen_id || !l->ch || l->ch->dead) {
 			uiw_destroy_id(u->id);
 			return;
 		}
@@ -397,10 +393,13 @@ static void route(struct uiw_cm_event *u)
 		w->id.ps = l->id.ps;
 		w->id.qp_type = l->id.qp_type;
 		w->id.port_num = 1;
-		w->id.route.addr.src_storage = l->id.route.addr.src_storage;
-		/* the peer's address: uiwarp does not say (a core change);
-		 * the family at least */
-		w->id.route.addr.dst_addr.sa_family = l->id.route.addr.src_addr.sa_family;
+		/* the connection's two ends (rdma_get_local_addr() and
+		 * rdma_get_peer_addr() read them); the listener's address
+		 * if the connection has already gone */
+		if (uiw_get_local_addr(u->id, &w->id.route.addr.src_storage))
+			w->id.route.addr.src_storage = l->id.route.addr.src_storage;
+		if (uiw_get_peer_addr(u->id, &w->id.route.addr.dst_storage))
+			w->id.route.addr.dst_addr.sa_family = l->id.route.addr.src_addr.sa_family;
 		w->ch = l->ch;
 		w->ch->nids++;
 		w->sync = l->sync;
@@ -409,11 +408,10 @@ static void route(struct uiw_cm_event *u)
 		 * serve the peer's ORD, our initiator depth is bounded by its IRD */
 		w->req_rr = (uint8_t)(u->initiator_depth > 255 ? 255 : u->initiator_depth);
 		w->req_id = (uint8_t)(u->responder_resources > 255 ? 255 : u->responder_resources);
-		w->next = all_ids;
-		all_ids = w;
+		uiw_set_id_context(u->id, w);
 	} else {
-		w = id_by_uid(u->id);
-		if (!w || w->destroyed) {
+		w = uiw_id_context(u->id);
+		if (!w || w->destroyed || w->uid != u->id) {
 			if (uiw_rdma_tracing())
 				fprintf(stderr, "uiw-rdma: cm event for an id destroyed: dropped\n");
 			return;
@@ -423,6 +421,9 @@ static void route(struct uiw_cm_event *u)
 	case UIW_CM_EVENT_ESTABLISHED:
 		w->state = ID_ESTABLISHED;
 		qp_set_state(w, IBV_QPS_RTS);
+		/* an initiator's source port is known now */
+		if (w->initiator)
+			uiw_get_local_addr(u->id, &w->id.route.addr.src_storage);
 		/* an initiator whose QP is not on the id (rping -q) moves it
 		 * itself and calls rdma_establish(): librdmacm says CONNECT_RESPONSE */
 		if (w->initiator && !w->id.qp)
@@ -1300,37 +1301,27 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_ini
 
 int uiw_rdma_cm_destroy_uqp(struct uiw_rdma_qp *qp)
 {
-	int ret, waited = 0;
 	struct uiw_rdma_cm_id *w;
+	int ret;
 
-	for (;;) {
-		ret = uiw_destroy_qp(qp->uqp);
-		if (ret != -EBUSY || waited >= 100)
-			break;
-		/* its connection is closing (rping destroys the QP right
-		 * after rdma_disconnect()): give it 200 ms */
+	/* A live connection is reset by uiwarp, which keeps the id: it
+	 * reports DISCONNECTED (CONNECT_ERROR during a handshake) through the
+	 * CM thread, which routes it only after w->qp is cleared here (the CM
+	 * lock is held from uiw_destroy_qp() on; uiwarp's wait for its engine
+	 * needs no CM lock). */
+	pthread_mutex_lock(&cm_lock);
+	/* after rdma_disconnect() the graceful close gets 200 ms to end
+	 * (rping destroys the QP at once): what the program queued before
+	 * still leaves, where a reset would drop what TCP holds */
+	for (int i = 0; i < 100 && (w = qp->cm) && w->uid && w->closing && w->state != ID_CLOSED; i++) {
 		struct timespec ts = {0, 2000000};
 
+		pthread_mutex_unlock(&cm_lock);
 		nanosleep(&ts, NULL);
-		waited++;
+		pthread_mutex_lock(&cm_lock);
 	}
-	pthread_mutex_lock(&cm_lock);
+	ret = uiw_destroy_qp(qp->uqp);
 	w = qp->cm;
-	if (ret == -EBUSY && w && w->uid) {
-		/* still live: detach abortively (the connection is reset; an
-		 * issue-19 core change would do it without ending the id).
-		 * The id reports DISCONNECTED, as its connection is gone. */
-		struct cm_event *e;
-		int was = w->state == ID_ESTABLISHED;
-
-		uiw_destroy_id(w->uid);
-		w->uid = NULL;
-		id_unlink(w);
-		w->state = ID_CLOSED;
-		if (was && (e = ev_new(w, RDMA_CM_EVENT_DISCONNECTED, 0)))
-			ev_queue(w->ch, e);
-		ret = uiw_destroy_qp(qp->uqp);
-	}
 	if (!ret && w) {
 		if (w->id.qp == &qp->qpx.qp_base)
 			w->id.qp = NULL;
@@ -1368,6 +1359,12 @@ static struct uiw_rdma_qp *conn_qp(struct uiw_rdma_cm_id *w, const struct rdma_c
 	return qp;
 }
 
+/* uiwarp's connection parameters from librdmacm's @p, or (NULL) the
+ * defaults @rr/@id, where 0 stays uiwarp's "the QP's": rdma_connect(id,
+ * NULL) wants that (librdmacm takes the device's maximum), and so does
+ * rdma_accept(id, NULL) with a request that said 0 (or, MPA revision 1,
+ * nothing): RFC 6581 lowers our ORD to the peer's IRD anyway, and our IRD
+ * beyond its ORD goes unused */
 static void conn_param(struct uiw_conn_param *u, const struct rdma_conn_param *p, uint8_t rr, uint8_t id)
 {
 	memset(u, 0, sizeof(*u));
@@ -1377,9 +1374,13 @@ static void conn_param(struct uiw_conn_param *u, const struct rdma_conn_param *p
 		rr = p->responder_resources;
 		id = p->initiator_depth;
 	}
-	/* 0 is "the QP's" to uiwarp, not 0 (an issue-19 core change) */
 	u->responder_resources = rr;
 	u->initiator_depth = id;
+	/* the application's 0 is no Reads at all, as on an iWARP RNIC */
+	if (p && !rr)
+		u->responder_resources = UIW_IRD_ORD_ZERO;
+	if (p && !id)
+		u->initiator_depth = UIW_IRD_ORD_ZERO;
 }
 
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
@@ -1424,8 +1425,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	w->pd_len = (uint8_t)up.private_data_len;
 	if (w->pd_len)
 		memcpy(w->pd, up.private_data, w->pd_len);
-	w->rr = (uint8_t)up.responder_resources;
-	w->id_depth = (uint8_t)up.initiator_depth;
+	w->rr = up.responder_resources;
+	w->id_depth = up.initiator_depth;
 	w->state = ID_CONNECTING;
 	pthread_mutex_unlock(&cm_lock);
 	if (w->sync)
@@ -1490,6 +1491,26 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 	return ret ? fail(-ret) : 0;
 }
 
+/* librdmacm's accessors of the ports (network order), 0 for another family */
+static __be16 sa_port_be(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_port;
+	return 0;
+}
+
+__be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id ? sa_port_be(&id->route.addr.src_addr) : 0;
+}
+
+__be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id ? sa_port_be(&id->route.addr.dst_addr) : 0;
+}
+
 /* the QP was moved to RTS by the application (rping -q) */
 int rdma_establish(struct rdma_cm_id *id)
 {
@@ -1511,6 +1532,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	w = to_id(id);
 	pthread_mutex_lock(&cm_lock);
 	ret = w->uid ? uiw_disconnect(w->uid) : -EINVAL;
+	if (!ret)
+		w->closing = 1;
 	pthread_mutex_unlock(&cm_lock);
 	return ret ? fail(-ret) : 0;
 }

@@ -78,90 +78,15 @@ int uiw_rdma_tracing(void)
 }
 
 /* ---- QP numbers ------------------------------------------------------------------
- * uiwarp has no QP numbers (an issue-19 core change): the library gives
- * each QP a 24-bit number and keeps two tables, by number (rdma_accept()'s
- * conn_param.qp_num, rping -q) and by uiwarp QP (work completions carry
- * the uiw_qp). */
-
-#define QP_BUCKETS 256
-static pthread_mutex_t qpt_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct uiw_rdma_qp *by_num[QP_BUCKETS], *by_uqp[QP_BUCKETS];
-static uint32_t next_qpn = 0x100;
-
-static unsigned h_uqp(const struct uiw_qp *u)
-{
-	uintptr_t v = (uintptr_t)u;
-
-	return (unsigned)((v >> 4) ^ (v >> 12)) % QP_BUCKETS;
-}
-
-static struct uiw_rdma_qp *find_num_locked(uint32_t qpn)
-{
-	struct uiw_rdma_qp *q;
-
-	for (q = by_num[qpn % QP_BUCKETS]; q; q = q->hnext_num)
-		if (q->qpx.qp_base.qp_num == qpn)
-			return q;
-	return NULL;
-}
-
-static void qpt_add(struct uiw_rdma_qp *q)
-{
-	uint32_t n;
-
-	pthread_mutex_lock(&qpt_lock);
-	do {
-		n = next_qpn++ & 0xffffff;
-	} while (n < 2 || find_num_locked(n)); /* 0 and 1 are special in verbs */
-	q->qpx.qp_base.qp_num = n;
-	q->hnext_num = by_num[n % QP_BUCKETS];
-	by_num[n % QP_BUCKETS] = q;
-	q->hnext_uqp = by_uqp[h_uqp(q->uqp)];
-	by_uqp[h_uqp(q->uqp)] = q;
-	pthread_mutex_unlock(&qpt_lock);
-}
-
-static void qpt_del(struct uiw_rdma_qp *q)
-{
-	struct uiw_rdma_qp **pp;
-
-	pthread_mutex_lock(&qpt_lock);
-	for (pp = &by_num[q->qpx.qp_base.qp_num % QP_BUCKETS]; *pp; pp = &(*pp)->hnext_num)
-		if (*pp == q) {
-			*pp = q->hnext_num;
-			break;
-		}
-	for (pp = &by_uqp[h_uqp(q->uqp)]; *pp; pp = &(*pp)->hnext_uqp)
-		if (*pp == q) {
-			*pp = q->hnext_uqp;
-			break;
-		}
-	pthread_mutex_unlock(&qpt_lock);
-}
-
-uint32_t uiw_rdma_qpn_of(struct uiw_qp *uqp)
-{
-	struct uiw_rdma_qp *q;
-	uint32_t n = 0;
-
-	pthread_mutex_lock(&qpt_lock);
-	for (q = by_uqp[h_uqp(uqp)]; q; q = q->hnext_uqp)
-		if (q->uqp == uqp) {
-			n = q->qpx.qp_base.qp_num;
-			break;
-		}
-	pthread_mutex_unlock(&qpt_lock);
-	return n;
-}
+ * uiwarp's (uiw_qp_num()); each uiwarp QP carries its wrapper as its
+ * context (uiw_qp_set_context()), so rdma_accept()'s conn_param.qp_num
+ * (rping -q) leads to it. */
 
 struct uiw_rdma_qp *uiw_rdma_qp_by_num(uint32_t qpn)
 {
-	struct uiw_rdma_qp *q;
+	struct uiw_qp *u;
 
-	pthread_mutex_lock(&qpt_lock);
-	q = find_num_locked(qpn);
-	pthread_mutex_unlock(&qpt_lock);
-	return q;
+	return uiw_qp_by_num(qpn, &u) ? NULL : uiw_qp_context(u);
 }
 
 /* ---- asynchronous events ------------------------------------------------------ */
@@ -658,10 +583,6 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 			const struct uiw_wc *u = &uw[i];
 			struct ibv_wc *w = &wc[got + i];
 
-			if (u->qp != q->last_uqp) {
-				q->last_uqp = u->qp;
-				q->last_qpn = uiw_rdma_qpn_of(u->qp);
-			}
 			w->wr_id = u->wr_id;
 			w->status = (enum ibv_wc_status)u->status; /* same values */
 			w->opcode = (enum ibv_wc_opcode)u->opcode;  /* same values */
@@ -675,7 +596,7 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 				w->wc_flags |= IBV_WC_WITH_INV;
 				w->invalidated_rkey = u->invalidated_rkey;
 			}
-			w->qp_num = q->last_qpn;
+			w->qp_num = u->qp_num;
 			if (uiw_rdma_tracing())
 				fprintf(stderr, "uiw-rdma: poll_cq qp %u wr_id %llu status %d opcode %d len %u\n",
 					w->qp_num, (unsigned long long)w->wr_id, w->status, w->opcode, w->byte_len);
@@ -968,11 +889,9 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	ua.send_cq = uiw_rdma_container_of(a->send_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.recv_cq = uiw_rdma_container_of(a->recv_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.srq = a->srq ? uiw_rdma_container_of(a->srq, struct uiw_rdma_srq, srq)->usrq : NULL;
-	/* uiwarp wants a queue of at least one on both sides (a QP without a
-	 * receive queue is an issue-19 core change): one receive slot that is
-	 * never posted behaves the same */
-	ua.cap.max_send_wr = a->cap.max_send_wr ? a->cap.max_send_wr : 1;
-	ua.cap.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
+	/* 0: no such queue (posting to it fails with EINVAL) */
+	ua.cap.max_send_wr = a->cap.max_send_wr;
+	ua.cap.max_recv_wr = a->srq ? 0 : a->cap.max_recv_wr;
 	ua.cap.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
 	ua.cap.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	ua.cap.max_inline_data =
@@ -1010,7 +929,8 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
 	qpx_init_ops(qp);
-	qpt_add(qp);
+	qp->qpx.qp_base.qp_num = uiw_qp_num(qp->uqp);
+	uiw_qp_set_context(qp->uqp, qp);
 	if (uiw_rdma_tracing())
 		fprintf(stderr, "uiw-rdma: create_qp %u ctx %p sq %u rq %u inline %u\n", qp->qpx.qp_base.qp_num,
 			(void *)context, ua.cap.max_send_wr, ua.cap.max_recv_wr, ua.cap.max_inline_data);
@@ -1174,13 +1094,11 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (!ibqp)
 		return pos_err(EINVAL);
 	qp = uiw_rdma_qp(ibqp);
-	/* a live connection: the CM side waits a little for it to close, then
-	 * detaches the QP abortively (uiwarp refuses to free a QP whose
-	 * connection lives) */
+	/* a live connection is reset, its id kept (uiwarp's abortive
+	 * detach); the CM side forgets the QP */
 	ret = uiw_rdma_cm_destroy_uqp(qp);
 	if (ret)
 		return pos_err(-ret);
-	qpt_del(qp);
 	async_drop(uiw_rdma_ctx(ibqp->context), ibqp);
 	qpx_reset(qp);
 	free(qp->xwr);

@@ -146,8 +146,8 @@ struct rdmap_ops {
 };
 
 struct rdmap_qp_cfg {
-	unsigned max_send_wr;
-	unsigned max_recv_wr;
+	unsigned max_send_wr; /* 0: no send queue (posting is refused) */
+	unsigned max_recv_wr; /* 0: no receive queue (an inbound Send is "no buffer") */
 	unsigned max_inline; /* octets of inline data per send WR */
 	uint16_t ird;	     /* inbound Read Requests served at once */
 	uint16_t ord;	     /* outbound Read Requests outstanding at once */
@@ -277,7 +277,8 @@ extern const struct mpa_ops rdmap_mpa_ops;
 
 /**
  * rdmap_post_send() - validate and queue @wr.  Returns 0, -EINVAL (bad
- * opcode, SGE count, Read with more than one SGE, inline too long), -ENOMEM
+ * opcode, SGE count, Read with more than one SGE, inline too long, no send
+ * queue), -ENOMEM
  * (send queue full), -EPIPE (QP closing or not yet bound is fine: work waits
  * for rdmap_qp_bind()), or -EPERM for an SGE whose lkey is not valid for local
  * use in this PD (as ibv_post_send reports errors synchronously).  On a QP in
@@ -285,7 +286,8 @@ extern const struct mpa_ops rdmap_mpa_ops;
  */
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
 
-/** rdmap_post_recv() - as rdmap_post_send() for the receive queue. */
+/** rdmap_post_recv() - as rdmap_post_send() for the receive queue (-EINVAL
+ * too when the QP has none: max_recv_wr 0, or receives from an SRQ). */
 int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
 
 /** rdmap_srq_init() - a shared receive queue of @max_wr receives in @pd.

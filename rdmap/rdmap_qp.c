@@ -13,22 +13,26 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_cfg *cfg, struct dd
 		  struct ddp_pd *pd, const struct rdmap_ops *ops, void *arg)
 {
 	memset(qp, 0, sizeof(*qp));
-	if (!cfg->max_send_wr || !cfg->max_recv_wr || cfg->ird > MPA_V2_IRD_ORD_MASK ||
-	    cfg->ord > MPA_V2_IRD_ORD_MASK || cfg->max_inline > RDMAP_MAX_INLINE)
+	if (cfg->ird > MPA_V2_IRD_ORD_MASK || cfg->ord > MPA_V2_IRD_ORD_MASK ||
+	    cfg->max_inline > RDMAP_MAX_INLINE)
 		return -EINVAL;
 	qp->cfg = *cfg;
 	qp->mem = mem;
 	qp->pd = pd;
 	qp->ops = ops;
 	qp->arg = arg;
-	qp->sq = calloc(cfg->max_send_wr, sizeof(*qp->sq));
-	qp->rq = calloc(cfg->max_recv_wr, sizeof(*qp->rq));
+	/* a queue of 0 (none: posting to it is refused) still gets an entry,
+	 * so that every array exists (destroy tells an initialised QP by @sq);
+	 * no index into it is ever taken (its count stays 0) */
+	qp->sq = calloc(cfg->max_send_wr ? cfg->max_send_wr : 1, sizeof(*qp->sq));
+	qp->rq = calloc(cfg->max_recv_wr ? cfg->max_recv_wr : 1, sizeof(*qp->rq));
 	qp->srq_cur = calloc(1, sizeof(*qp->srq_cur));
 	qp->orq = calloc(cfg->ord ? cfg->ord : 1, sizeof(*qp->orq));
 	qp->irq = calloc(cfg->ird ? cfg->ird : 1, sizeof(*qp->irq));
-	if (cfg->max_inline)
+	if (cfg->max_inline && cfg->max_send_wr)
 		qp->inline_buf = malloc((size_t)cfg->max_send_wr * cfg->max_inline);
-	if (!qp->sq || !qp->rq || !qp->srq_cur || !qp->orq || !qp->irq || (cfg->max_inline && !qp->inline_buf)) {
+	if (!qp->sq || !qp->rq || !qp->srq_cur || !qp->orq || !qp->irq ||
+	    (cfg->max_inline && cfg->max_send_wr && !qp->inline_buf)) {
 		/* the PD reference is taken below: destroy must not drop it */
 		qp->pd = NULL;
 		rdmap_qp_destroy(qp);
@@ -83,7 +87,13 @@ int rdmap_qp_bind(struct rdmap_qp *qp, struct mpa_conn *c)
 	}
 	if (c->state != MPA_S_FULL)
 		return -EINVAL;
-	/* We must serve as many inbound Reads as MPA announced for us. */
+	/* We must serve as many inbound Reads as MPA announced for us.  A
+	 * peer-to-peer responder with IRD 0 offered only a Read RTR announced
+	 * the one slot that RTR needs (RFC 6581 §9.2): the IRD table always
+	 * has one. */
+	if (c->enhanced && c->p2p && c->cfg.role == MPA_ROLE_RESPONDER && qp->cfg.ird == 0 &&
+	    c->ird == 1 && c->rtr == MPA_RTR_READ)
+		qp->cfg.ird = 1;
 	if (c->enhanced && c->ird != MPA_V2_IRD_ORD_ULP && qp->cfg.ird < c->ird)
 		return -EINVAL;
 	qp->mpa = c;
@@ -406,6 +416,8 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 
 	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
 		return -EINVAL;
+	if (!qp->cfg.max_send_wr)
+		return -EINVAL; /* no send queue: not even a flush can be held */
 	if (qp->state == RDMAP_QPS_CLOSING || qp->state == RDMAP_QPS_TERMINATE)
 		return -EPIPE;
 	switch (wr->opcode) {
@@ -475,6 +487,8 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 
 	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
 		return -EINVAL;
+	if (!qp->cfg.max_recv_wr || qp->srq)
+		return -EINVAL; /* no receive queue of its own */
 	if (qp->rq_count == qp->cfg.max_recv_wr)
 		return -ENOMEM;
 	for (int i = 0; i < wr->num_sge; i++)

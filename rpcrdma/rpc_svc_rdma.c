@@ -469,8 +469,9 @@ static void conn_free(struct sconn *cn)
 	unqueue(sv, cn);
 	if (sv->cur && sv->cur->cn == cn)
 		sv->cur = NULL;
-	/* the id first: uiw_destroy_qp() refuses a QP its id still holds
-	 * (conn_fail() destroyed it already) */
+	/* the id first: it closes the connection without the reset and
+	 * wait a live QP's uiw_destroy_qp() would do (conn_fail() destroyed
+	 * it already) */
 	if (cn->id)
 		uiw_destroy_id(cn->id);
 	if (cn->qp)

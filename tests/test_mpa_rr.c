@@ -1269,23 +1269,31 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Peer-to-peer mode and RTR (RFC 6581 §5, §9.2) */
 
+/* chosen: by the initiator when the responder's IRD is 1; chosen0: when it
+ * is 0 (the responder then drops Read from what it accepts, unless Read is
+ * all that was offered: then it announces IRD 1 for the RTR) */
 static const struct {
-	unsigned offered, chosen;
+	unsigned offered, chosen, chosen0;
 } p2p_cases[] = {
-	{MPA_RTR_SEND, MPA_RTR_SEND},
-	{MPA_RTR_WRITE, MPA_RTR_WRITE},
-	{MPA_RTR_READ, MPA_RTR_READ},
-	{MPA_RTR_ALL, MPA_RTR_WRITE},
-	{MPA_RTR_WRITE | MPA_RTR_READ, MPA_RTR_WRITE},
-	{MPA_RTR_SEND | MPA_RTR_READ, MPA_RTR_READ},
+	{MPA_RTR_SEND, MPA_RTR_SEND, MPA_RTR_SEND},
+	{MPA_RTR_WRITE, MPA_RTR_WRITE, MPA_RTR_WRITE},
+	{MPA_RTR_READ, MPA_RTR_READ, MPA_RTR_READ},
+	{MPA_RTR_ALL, MPA_RTR_WRITE, MPA_RTR_WRITE},
+	{MPA_RTR_WRITE | MPA_RTR_READ, MPA_RTR_WRITE, MPA_RTR_WRITE},
+	{MPA_RTR_SEND | MPA_RTR_READ, MPA_RTR_READ, MPA_RTR_SEND},
 };
 #define NP2P (int)(sizeof(p2p_cases) / sizeof(p2p_cases[0]))
 
-/* The initiator's RTR is its first FPDU; the responder flags it, then sends. */
+/* The initiator's RTR is its first FPDU; the responder flags it, then sends.
+ * _i: case, byte-by-byte or not, responder IRD 0 or 1. */
 START_TEST(hs_p2p_rtr)
 {
-	unsigned offered = p2p_cases[_i % NP2P].offered, chosen = p2p_cases[_i % NP2P].chosen;
-	size_t step = _i >= NP2P ? 1 : 0;
+	unsigned offered = p2p_cases[_i % NP2P].offered;
+	size_t step = (_i / NP2P) % 2;
+	uint16_t ird = (uint16_t)(_i / (2 * NP2P));
+	unsigned chosen = ird ? p2p_cases[_i % NP2P].chosen : p2p_cases[_i % NP2P].chosen0;
+	unsigned accepted = ird || offered == MPA_RTR_READ ? offered : offered & ~(unsigned)MPA_RTR_READ;
+	uint16_t ann_ird = ird || offered == MPA_RTR_READ ? 1 : 0; /* the responder's announced IRD */
 	uint8_t wire[256], ulpdu[64], want[128];
 	struct mpa_cfg a, b;
 	struct hs_pair p;
@@ -1296,19 +1304,19 @@ START_TEST(hs_p2p_rtr)
 	a.p2p = 1;
 	a.rtr = offered;
 	hs_init(&p, &a, &b, NULL, 0);
-	p.rsp.ans_ird = 0; /* raised to 1 if a Read RTR may come */
+	p.rsp.ans_ird = ird;
 	p.rsp.now = 100;
 	hs_move(&p.ini, &p.rsp, step, 0);
 	ck_assert_int_eq(p.rsp.rr.p2p, 1);
 	ck_assert_uint_eq(p.rsp.rr.rtr, offered);
 	ck_assert_int_eq(p.rsp.c.p2p, 1);
-	ck_assert_uint_eq(p.rsp.c.rtr, offered);
-	ck_assert_uint_eq(p.rsp.c.ird, (offered & MPA_RTR_READ) ? 1 : 0);
+	ck_assert_uint_eq(p.rsp.c.rtr, accepted);
+	ck_assert_uint_eq(p.rsp.c.ird, ann_ird);
 	ck_assert_uint_eq(mpa_conn_next_timeout(&p.rsp.c), 100 + b.timeout_ns);
 	hs_move(&p.rsp, &p.ini, step, 0);
 	ck_assert_int_eq(p.ini.rr.p2p, 1);
-	ck_assert_uint_eq(p.ini.rr.rtr, offered); /* the responder took them all */
-	ck_assert_uint_eq(p.ini.rr.ird, (offered & MPA_RTR_READ) ? 1 : 0);
+	ck_assert_uint_eq(p.ini.rr.rtr, accepted);
+	ck_assert_uint_eq(p.ini.rr.ird, ann_ird);
 	ck_assert_int_eq(p.ini.c.p2p, 1);
 	ck_assert_uint_eq(p.ini.c.rtr, chosen);
 	/* the RTR is queued before the reply upcall returns, and nothing else */
@@ -2149,7 +2157,7 @@ Suite *mpa_rr_suite(void)
 	tcase_add_loop_test(tc, hs_private_data, 0, 8);
 	tcase_add_test(tc, hs_private_data_limits);
 	tcase_add_loop_test(tc, hs_reject, 0, 8);
-	tcase_add_loop_test(tc, hs_p2p_rtr, 0, 2 * NP2P);
+	tcase_add_loop_test(tc, hs_p2p_rtr, 0, 4 * NP2P);
 	tcase_add_loop_test(tc, hs_p2p_no_match, 0, 5);
 	tcase_add_loop_test(tc, hs_p2p_first_fpdu, 0, 4);
 	tcase_add_loop_test(tc, hs_ird_ord_negotiation, 0, 2);

@@ -104,6 +104,36 @@ static struct uiw_qp *side_qp(struct ta_side *s)
 	return qp;
 }
 
+/* a QP of @sq send and @rq receive WRs (0: none) */
+static struct uiw_qp *side_qp_q(struct ta_side *s, unsigned sq, unsigned rq)
+{
+	struct uiw_qp_init_attr qa = {0};
+	struct uiw_qp *qp;
+
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = sq;
+	qa.cap.max_recv_wr = rq;
+	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &qp), 0);
+	return qp;
+}
+
+/* a QP as side_qp() with IRD and ORD as given (uiw_qp_init_attr) */
+static struct uiw_qp *side_qp_rd(struct ta_side *s, uint16_t ird, uint16_t ord)
+{
+	struct uiw_qp_init_attr qa = {0};
+	struct uiw_qp *qp;
+
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = 64;
+	qa.ird = ird;
+	qa.ord = ord;
+	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &qp), 0);
+	return qp;
+}
+
 static void side_close(struct ta_side *s)
 {
 	if (s->id)
@@ -948,6 +978,503 @@ START_TEST(test_api_modify_qp)
 }
 END_TEST
 
+/* a Read of 64 octets from @peer's buffer: uiw_post_send()'s result */
+static int post_read(struct ta_side *s, struct uiw_qp *qp, struct ta_side *peer, uint64_t wr_id)
+{
+	struct uiw_sge sge = {(uintptr_t)s->buf, 64, s->mr->lkey};
+	struct uiw_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				 .opcode = UIW_WR_RDMA_READ, .send_flags = UIW_SEND_SIGNALED};
+
+	wr.wr.rdma.remote_addr = (uintptr_t)peer->buf;
+	wr.wr.rdma.rkey = peer->mr->rkey;
+	return uiw_post_send(qp, &wr, NULL);
+}
+
+/* UIW_IRD_ORD_ZERO: an IRD or ORD of 0 itself, in the QP's attributes and
+ * in the connection parameters; on the wire (RFC 6581 words, seen in the
+ * peer's events); a Read refused locally with ORD 0; an inbound Read
+ * answered with a TERMINATE by IRD 0; a peer-to-peer responder with IRD 0
+ * (it no longer takes a Read RTR). */
+START_TEST(test_api_ird_ord_zero)
+{
+	struct uiw_context_attr rev1 = {.mpa_rev = 1}, p2p = {.p2p = 1};
+	struct uiw_conn_param cp = {0};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_qp_attr qa;
+	struct uiw_qp *qp;
+	struct uiw_wc wc;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	/* 1: a QP created with none: 0/0, and a Read is refused at once */
+	qp = side_qp_rd(&cli, UIW_IRD_ORD_ZERO, UIW_IRD_ORD_ZERO);
+	ck_assert_int_eq(uiw_query_qp(qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 0);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(post_read(&cli, qp, &srv, 1), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_qp(qp), 0);
+	{
+		struct uiw_qp_init_attr bad = {.send_cq = cli.cq, .recv_cq = cli.cq,
+					       .cap = {.max_send_wr = 1, .max_recv_wr = 1},
+					       .ord = UIW_MAX_IRD_ORD + 1};
+
+		ck_assert_int_eq(uiw_create_qp(cli.pd, &bad, &qp), -EINVAL);
+	}
+
+	/* 2: from the connection parameters: client ORD 0 (IRD 5), server
+	 * IRD 0 (ORD the QP's 16, lowered to the client's IRD 5) */
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	cp.responder_resources = 5;
+	cp.initiator_depth = UIW_IRD_ORD_ZERO;
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, &cp), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_uint_eq(ev.responder_resources, 5); /* the Request's IRD and ORD words */
+	ck_assert_uint_eq(ev.initiator_depth, 0);
+	srv.id = ev.id;
+	cp.responder_resources = UIW_IRD_ORD_ZERO;
+	cp.initiator_depth = 0;
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, &cp), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_uint_eq(ev.responder_resources, 0); /* the Reply's */
+	ck_assert_uint_eq(ev.initiator_depth, 5);
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 5);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(uiw_query_qp(srv.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ird, 0);
+	ck_assert_uint_eq(qa.ord, 5);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 2), -EINVAL);
+	/* the client's Write goes (and lets the responder send: RFC 5044
+	 * §7.1.2), and the other way Reads work */
+	memset(cli.buf, 0x5c, 64);
+	post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 8, 0, 64, (uintptr_t)srv.buf + 128, srv.mr->rkey, 0);
+	want_ok(cli.cq, UIW_WC_RDMA_WRITE, 8, 64);
+	ck_assert_int_eq(post_read(&srv, srv.qp, &cli, 3), 0);
+	want_ok(srv.cq, UIW_WC_RDMA_READ, 3, 64);
+	ck_assert_uint_eq(srv.buf[63], 0x5c);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* 3: MPA revision 1 (no IRD/ORD exchanged): the client does not know
+	 * the server's IRD of 0; its Read gets the TERMINATE of a Read beyond
+	 * the IRD (RDMAP, remote operation, catastrophic to the stream) */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &rev1, 0);
+	srv.qp = side_qp_rd(&srv, UIW_IRD_ORD_ZERO, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 4), 0);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_RECEIVED);
+	ck_assert_uint_eq(ev.term_layer, 0);
+	ck_assert_uint_eq(ev.term_etype, 2);
+	ck_assert_uint_eq(ev.term_ecode, 7);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 4);
+	ck_assert_int_ne(wc.status, UIW_WC_SUCCESS);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* 4: peer-to-peer (every RTR kind offered), the responder's IRD 0:
+	 * it accepts (Write RTR), and its peer's ORD is 0 */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &p2p, 0);
+	srv.qp = side_qp_rd(&srv, UIW_IRD_ORD_ZERO, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ord, 0);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 5), -EINVAL);
+	post_recv_to(&cli, cli.qp, 6, 0, 64);
+	post_op(&srv, srv.qp, UIW_WR_SEND, 7, 0, 5, 0, 0, 0);
+	want_ok(cli.cq, UIW_WC_RECV, 6, 5);
+	want_ok(srv.cq, UIW_WC_SEND, 7, 5);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* QPs without a receive queue (max_recv_wr 0, no SRQ) or without a send
+ * queue (max_send_wr 0): posting there is refused; an inbound Send to a QP
+ * without receive queue is the TERMINATE of no buffer (1/2/0x02); a QP
+ * without send queue still receives and serves Reads (its connection made
+ * in peer-to-peer mode: the initiator's RTR is what lets the responder
+ * send, RFC 6581). */
+START_TEST(test_api_no_queues)
+{
+	struct uiw_context_attr p2p = {.p2p = 1};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_qp_attr qa;
+	struct uiw_qp *qp;
+	struct uiw_wc wc;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	qp = side_qp_q(&cli, 0, 0);
+	ck_assert_int_eq(uiw_query_qp(qp, &qa), 0);
+	ck_assert_uint_eq(qa.cap.max_send_wr, 0);
+	ck_assert_uint_eq(qa.cap.max_recv_wr, 0);
+	{
+		struct uiw_sge sge = {(uintptr_t)cli.buf, 16, cli.mr->lkey};
+		struct uiw_recv_wr rw = {.wr_id = 1, .sg_list = &sge, .num_sge = 1};
+		struct uiw_recv_wr *bad_r = NULL;
+
+		ck_assert_int_eq(uiw_post_recv(qp, &rw, &bad_r), -EINVAL);
+		ck_assert_ptr_eq(bad_r, &rw);
+	}
+	ck_assert_int_eq(post_read(&cli, qp, &srv, 2), -EINVAL);
+	ck_assert_int_eq(uiw_destroy_qp(qp), 0);
+
+	/* no receive queue: the peer's Send is refused with a TERMINATE */
+	srv.qp = side_qp_q(&srv, 8, 0);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 3, 0, 10, 0, 0, 0);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_SENT);
+	ck_assert_uint_eq(ev.term_layer, 1);
+	ck_assert_uint_eq(ev.term_etype, 2);
+	ck_assert_uint_eq(ev.term_ecode, 2);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_uint_eq(ev.term_flags, UIW_CM_TERM_RECEIVED);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+
+	/* no send queue at the initiator: it receives and serves Reads */
+	side_open(&srv, NULL, 0);
+	side_open(&cli, &p2p, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp_q(&cli, 0, 4);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	post_recv_to(&cli, cli.qp, 4, 0, 64);
+	memcpy(srv.buf, "hello", 5);
+	post_op(&srv, srv.qp, UIW_WR_SEND, 5, 0, 5, 0, 0, 0);
+	want_ok(cli.cq, UIW_WC_RECV, 4, 5);
+	want_ok(srv.cq, UIW_WC_SEND, 5, 5);
+	ck_assert_mem_eq(cli.buf, "hello", 5);
+	memset(cli.buf + 1000, 0x3a, 64);
+	{
+		struct uiw_sge sge = {(uintptr_t)srv.buf, 64, srv.mr->lkey};
+		struct uiw_send_wr wr = {.wr_id = 6, .sg_list = &sge, .num_sge = 1,
+					 .opcode = UIW_WR_RDMA_READ, .send_flags = UIW_SEND_SIGNALED};
+
+		wr.wr.rdma.remote_addr = (uintptr_t)cli.buf + 1000;
+		wr.wr.rdma.rkey = cli.mr->rkey;
+		ck_assert_int_eq(uiw_post_send(srv.qp, &wr, NULL), 0);
+	}
+	want_ok(srv.cq, UIW_WC_RDMA_READ, 6, 64);
+	ck_assert_uint_eq(srv.buf[63], 0x3a);
+	ck_assert_int_eq(post_read(&cli, cli.qp, &srv, 8), -EINVAL);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* QP numbers (24 bits, unique, increasing, found by uiw_qp_by_num() while
+ * the QP lives) and the application's pointer on a QP, reached from a work
+ * completion; a completion still queued when its QP goes keeps the number
+ * and no longer points at the QP. */
+START_TEST(test_api_qp_num)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_qp *q[3], *f;
+	struct uiw_qp_attr qa = {.qp_state = UIW_QPS_ERR};
+	struct uiw_wc wc;
+	uint32_t n[3], gone;
+	int tag;
+
+	side_open(&cli, NULL, 0);
+	for (int i = 0; i < 3; i++) {
+		q[i] = side_qp(&cli);
+		n[i] = uiw_qp_num(q[i]);
+		ck_assert_uint_ge(n[i], 2);
+		ck_assert_uint_le(n[i], 0xffffff);
+		ck_assert_int_eq(uiw_qp_by_num(n[i], &f), 0);
+		ck_assert_ptr_eq(f, q[i]);
+		ck_assert_ptr_null(uiw_qp_context(q[i]));
+	}
+	ck_assert_uint_gt(n[1], n[0]);
+	ck_assert_uint_gt(n[2], n[1]);
+	/* destroyed: not found, and its number is not the next one's */
+	gone = n[1];
+	ck_assert_int_eq(uiw_destroy_qp(q[1]), 0);
+	ck_assert_int_eq(uiw_qp_by_num(gone, &f), -ENOENT);
+	ck_assert_ptr_null(f);
+	q[1] = side_qp(&cli);
+	ck_assert_uint_gt(uiw_qp_num(q[1]), n[2]);
+	/* a flushed receive queued when its QP is destroyed: qp NULL, the number kept */
+	uiw_qp_set_context(q[2], &tag);
+	ck_assert_ptr_eq(uiw_qp_context(q[2]), &tag);
+	post_recv_to(&cli, q[2], 41, 0, 64);
+	ck_assert_int_eq(uiw_modify_qp(q[2], &qa, UIW_QP_STATE), 0);
+	ck_assert_int_eq(uiw_destroy_qp(q[2]), 0);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 41);
+	ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+	ck_assert_ptr_null(wc.qp);
+	ck_assert_uint_eq(wc.qp_num, n[2]);
+	ck_assert_int_eq(uiw_destroy_qp(q[0]), 0);
+	ck_assert_int_eq(uiw_destroy_qp(q[1]), 0);
+	side_close(&cli);
+
+	/* over a connection: the completion leads to the application's pointer */
+	pair_up(&srv, &cli, NULL, NULL, "127.0.0.1", &lid);
+	uiw_qp_set_context(srv.qp, &srv);
+	uiw_qp_set_context(cli.qp, &cli);
+	post_recv_to(&srv, srv.qp, 42, 0, 64);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 43, 0, 8, 0, 0, 0);
+	want_wc(srv.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 42);
+	ck_assert_ptr_eq(wc.qp, srv.qp);
+	ck_assert_uint_eq(wc.qp_num, uiw_qp_num(srv.qp));
+	ck_assert_ptr_eq(uiw_qp_context(wc.qp), &srv);
+	want_wc(cli.cq, &wc);
+	ck_assert_uint_eq(wc.wr_id, 43);
+	ck_assert_uint_eq(wc.qp_num, uiw_qp_num(cli.qp));
+	ck_assert_ptr_eq(uiw_qp_context(wc.qp), &cli);
+	ck_assert_uint_ne(uiw_qp_num(srv.qp), uiw_qp_num(cli.qp)); /* two contexts, one process */
+	pair_down(&srv, &cli, lid);
+}
+END_TEST
+
+/* "a.b.c.d:port" of an IPv4 sockaddr_storage */
+static const char *ss_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	char a[INET_ADDRSTRLEN];
+
+	ck_assert_int_eq(ss->ss_family, AF_INET);
+	inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+	snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	return buf;
+}
+
+/* uiw_get_peer_addr()/uiw_get_local_addr(): a listener's own address; an
+ * accepted id's peer (the initiator, from 127.0.0.2) and local end; the
+ * initiator's, once connected; kept after the connection ended. */
+START_TEST(test_api_peer_addr)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct sockaddr_storage ss;
+	char a[64], b[64], want[64];
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
+	ck_assert_int_eq(uiw_get_local_addr(lid, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_peer_addr(lid, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_get_local_addr(cli.id, &ss), -ENOTCONN);
+	ck_assert_int_eq(uiw_bind_addr(cli.id, "127.0.0.2", 0), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	ck_assert_int_eq(uiw_get_local_addr(srv.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ss_str(&ss, b, sizeof(b));
+	ck_assert_msg(!strncmp(b, "127.0.0.2:", 10), "peer %s, want 127.0.0.2", b);
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	/* the initiator's view: the same two ends, crossed */
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_get_local_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), b);
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), b);
+	ck_assert_int_eq(uiw_get_peer_addr(cli.id, &ss), 0);
+	ck_assert_str_eq(ss_str(&ss, a, sizeof(a)), want);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* uiw_set_id_context(): an id from a CONNECT_REQUEST starts without a
+ * context; once set, its later events lead to it; a created id's can be
+ * changed. */
+START_TEST(test_api_id_context)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	int lc, sc, cc, cc2;
+	uint16_t port;
+
+	side_open(&srv, NULL, 0);
+	side_open(&cli, NULL, 0);
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, &lc, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 8), 0);
+	port = uiw_get_port(lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, &cc, &cli.id), 0);
+	ck_assert_ptr_eq(uiw_id_context(cli.id), &cc);
+	uiw_set_id_context(cli.id, &cc2);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.listen_id), &lc);
+	srv.id = ev.id;
+	ck_assert_ptr_null(uiw_id_context(srv.id));
+	uiw_set_id_context(srv.id, &sc);
+	ck_assert_int_eq(uiw_accept(srv.id, srv.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &sc);
+	want_event(cli.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &cc2);
+	ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(uiw_id_context(ev.id), &sc);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
+/* every completion of @cq until none came for 300 ms: each wr_id in
+ * [@lo, @lo + @n) exactly once, all flushed or (@ok_first: the first may
+ * have completed) successful, of @qp (NULL: destroyed) numbered @qpn */
+static void want_flushed_once(struct uiw_cq *cq, uint64_t lo, unsigned n, int ok_first,
+			      struct uiw_qp *qp, uint32_t qpn)
+{
+	unsigned seen[16] = {0};
+	uint64_t quiet = ms_now() + 300;
+	struct uiw_wc wc;
+
+	ck_assert_uint_le(n, 16);
+	while (ms_now() < quiet) {
+		int r = uiw_poll_cq(cq, 1, &wc);
+
+		ck_assert_int_ge(r, 0);
+		if (!r) {
+			pump();
+			usleep(1000);
+			continue;
+		}
+		ck_assert_msg(wc.wr_id >= lo && wc.wr_id < lo + n, "wr_id %llu", (unsigned long long)wc.wr_id);
+		ck_assert_msg(!seen[wc.wr_id - lo]++, "wr %llu completed twice", (unsigned long long)wc.wr_id);
+		ck_assert_msg(wc.status == UIW_WC_WR_FLUSH_ERR || (ok_first && wc.wr_id == lo),
+			      "wr %llu status %d", (unsigned long long)wc.wr_id, wc.status);
+		ck_assert_ptr_eq(wc.qp, qp);
+		ck_assert_uint_eq(wc.qp_num, qpn);
+		quiet = ms_now() + 300;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_msg(seen[i] == 1, "wr %llu: %u completions", (unsigned long long)(lo + i), seen[i]);
+}
+
+/* uiw_destroy_qp() of a QP whose connection lives (_i 1: the server's
+ * context polled): every WR flushed exactly once (a large Read in flight
+ * among them), the connection reset (the peer flushes too), DISCONNECTED
+ * on the id, which stays usable until uiw_destroy_id(); an initiator's QP
+ * destroyed during its handshake: CONNECT_ERROR. */
+START_TEST(test_api_destroy_live_qp)
+{
+	struct uiw_context_attr polled = {.mode = UIW_CTX_POLLED};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct sockaddr_storage ss;
+	uint32_t qpn;
+	uint16_t port;
+
+	pair_up(&srv, &cli, _i ? &polled : NULL, NULL, "127.0.0.1", &lid);
+	for (int i = 0; i < 3; i++)
+		post_recv_to(&srv, srv.qp, 51 + (uint64_t)i, 4096u * (unsigned)i, 4096);
+	post_recv_to(&cli, cli.qp, 60, 0, 4096);
+	post_recv_to(&cli, cli.qp, 61, 4096, 4096);
+	/* the server may send once the client did (RFC 5044 §7.1.2) */
+	post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 70, 0, 64, (uintptr_t)srv.buf, srv.mr->rkey, 0);
+	want_ok(cli.cq, UIW_WC_RDMA_WRITE, 70, 64);
+	post_op(&srv, srv.qp, UIW_WR_RDMA_READ, 50, 0, TA_BUF, (uintptr_t)cli.buf, cli.mr->rkey, 0);
+	qpn = uiw_qp_num(srv.qp);
+	ck_assert_int_eq(uiw_destroy_qp(srv.qp), 0);
+	srv.qp = NULL;
+	want_flushed_once(srv.cq, 50, 4, 1, NULL, qpn);
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(ev.id, srv.id);
+	ck_assert_int_eq(ev.status, -ECONNABORTED); /* aborted here, */
+	ck_assert_int_eq(ev.term_flags, 0);	     /* not by a TERMINATE */
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_flushed_once(cli.cq, 60, 2, 0, cli.qp, uiw_qp_num(cli.qp));
+	/* the id stays, without a QP */
+	ck_assert_int_eq(uiw_disconnect(srv.id), -EINVAL);
+	ck_assert_int_eq(uiw_get_peer_addr(srv.id, &ss), 0);
+	ck_assert_int_eq(uiw_get_cm_event(srv.ctx, &ev, 100), -ETIMEDOUT);
+	ck_assert_int_eq(uiw_destroy_id(srv.id), 0);
+	srv.id = NULL;
+
+	/* an initiator's QP destroyed while its Request waits for an answer */
+	side_close(&cli);
+	side_open(&cli, NULL, 0);
+	ta_all[1] = &cli;
+	cli.qp = side_qp(&cli);
+	port = uiw_get_port(lid);
+	ck_assert_int_eq(uiw_create_id(cli.ctx, NULL, &cli.id), 0);
+	ck_assert_int_eq(uiw_connect(cli.id, "127.0.0.1", port, cli.qp, NULL), 0);
+	want_event(srv.ctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	post_recv_to(&cli, cli.qp, 80, 0, 64);
+	qpn = uiw_qp_num(cli.qp);
+	ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
+	cli.qp = NULL;
+	want_event(cli.ctx, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	ck_assert_int_eq(ev.status, -ECONNABORTED);
+	want_flushed_once(cli.cq, 80, 1, 0, NULL, qpn);
+	srv.qp = side_qp(&srv);
+	{
+		/* the request's connection is gone: the accept fails, or the
+		 * connection ends at once */
+		int r = uiw_accept(srv.id, srv.qp, NULL);
+
+		ck_assert(r == 0 || r == -EINVAL || r == -ECONNABORTED);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -971,6 +1498,12 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_reject_destroy);
 	tcase_add_test(tc, test_api_arg_checks);
 	tcase_add_test(tc, test_api_p2p_no_rtr);
+	tcase_add_test(tc, test_api_ird_ord_zero);
+	tcase_add_test(tc, test_api_no_queues);
+	tcase_add_test(tc, test_api_qp_num);
+	tcase_add_test(tc, test_api_peer_addr);
+	tcase_add_test(tc, test_api_id_context);
+	tcase_add_loop_test(tc, test_api_destroy_live_qp, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

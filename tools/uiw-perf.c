@@ -2061,16 +2061,8 @@ static void perf_close(struct perf *p)
 
 		if (q->id)
 			vcheck(uiw_destroy_id(q->id), "uiw_destroy_id");
-		if (q->qp) {
-			int ret;
-			uint64_t end = now_ns() + PERF_TIMEOUT_S * 1000000000ull;
-
-			/* the QP may be destroyed once its connection is dead (the
-			 * library's own bound: not a wait for the peer) */
-			while ((ret = uiw_destroy_qp(q->qp)) == -EBUSY && now_ns() < end)
-				usleep(1000);
-			vcheck(ret, "uiw_destroy_qp");
-		}
+		if (q->qp)
+			vcheck(uiw_destroy_qp(q->qp), "uiw_destroy_qp");
 		free(q->repost);
 	}
 	if (p->lid)

@@ -320,6 +320,15 @@ void cm_sock_user_timeout(const struct uiw_context *ctx, int fd)
 	}
 }
 
+void cm_sock_addrs(struct uiw_cm_id *id)
+{
+	socklen_t len = sizeof(id->local);
+
+	id->has_local = !getsockname(id->fd, (struct sockaddr *)&id->local, &len);
+	len = sizeof(id->peer);
+	id->has_peer = !getpeername(id->fd, (struct sockaddr *)&id->peer, &len);
+}
+
 /* A connection's configuration from the context's options. */
 static void conn_cfg(const struct uiw_context *ctx, enum mpa_role role, struct uiw_conn_cfg *cfg)
 {
@@ -396,9 +405,16 @@ int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out
 	return 0;
 }
 
+/* atomic: the application may set it on one thread while another reads
+ * it for an event */
 void *uiw_id_context(struct uiw_cm_id *id)
 {
-	return id->context;
+	return __atomic_load_n(&id->context, __ATOMIC_ACQUIRE);
+}
+
+void uiw_set_id_context(struct uiw_cm_id *id, void *context)
+{
+	__atomic_store_n(&id->context, context, __ATOMIC_RELEASE);
 }
 
 static int ev_of_id(const struct uiw_ev_node *e, const struct uiw_cm_id *id)
@@ -614,6 +630,8 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	}
 	id->fd = fd;
 	id->port = ss_port(&sa);
+	id->local = sa;
+	id->has_local = 1;
 	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
 								       : UIW_HS_PENDING_MAX;
 	id->state = UIW_ID_LISTEN;
@@ -630,6 +648,31 @@ uint16_t uiw_get_port(struct uiw_cm_id *id)
 	p = id->port;
 	pthread_mutex_unlock(&id->ctx->lock);
 	return p;
+}
+
+/* one of @id's recorded addresses (@have) into @out */
+static int id_addr(struct uiw_cm_id *id, const struct sockaddr_storage *a, const int *have,
+		   struct sockaddr_storage *out)
+{
+	int ret = -ENOTCONN;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	if (*have) {
+		*out = *a;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&id->ctx->lock);
+	return ret;
+}
+
+int uiw_get_peer_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr)
+{
+	return id_addr(id, &id->peer, &id->has_peer, addr);
+}
+
+int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr)
+{
+	return id_addr(id, &id->local, &id->has_local, addr);
 }
 
 int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
@@ -680,6 +723,17 @@ int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a)
 		return ret;
 	}
 	return fd;
+}
+
+/* A connection parameter's IRD or ORD (@want) applied to the QP's @cur: 0
+ * keeps it, UIW_IRD_ORD_ZERO is 0, more than the QP serves is not raised
+ * (its tables are sized at creation): MPA announces what the QP serves,
+ * lowered to the application's wish (RFC 6581 §9.1). */
+static uint16_t param_ird_ord(uint16_t want, uint16_t cur)
+{
+	if (want == UIW_IRD_ORD_ZERO)
+		return 0;
+	return want && want < cur ? want : cur;
 }
 
 int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct uiw_qp *qp,
@@ -741,12 +795,9 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		return -EINVAL;
 	}
 	if (param) {
-		/* MPA announces what the QP serves, lowered to the application's
-		 * wish (RFC 6581 §9.1); the QP checks the same at bind time. */
-		if (param->responder_resources && param->responder_resources < qp->qp.cfg.ird)
-			qp->qp.cfg.ird = param->responder_resources;
-		if (param->initiator_depth && param->initiator_depth < qp->qp.cfg.ord)
-			qp->qp.cfg.ord = param->initiator_depth;
+		/* the QP checks the same at bind time */
+		qp->qp.cfg.ird = param_ird_ord(param->responder_resources, qp->qp.cfg.ird);
+		qp->qp.cfg.ord = param_ird_ord(param->initiator_depth, qp->qp.cfg.ord);
 	}
 	conn_cfg(ctx, MPA_ROLE_INITIATOR, &cfg);
 	cfg.mpa.ird = qp->qp.cfg.ird;
@@ -800,10 +851,10 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 	}
 	old_ird = ird = qp->qp.cfg.ird;
 	old_ord = ord = qp->qp.cfg.ord;
-	if (param && param->responder_resources && param->responder_resources < ird)
-		ird = param->responder_resources;
-	if (param && param->initiator_depth && param->initiator_depth < ord)
-		ord = param->initiator_depth;
+	if (param) {
+		ird = param_ird_ord(param->responder_resources, ird);
+		ord = param_ird_ord(param->initiator_depth, ord);
+	}
 	/* the QP serves what is announced (RFC 6581 §9.1) */
 	qp->qp.cfg.ird = ird;
 	qp->qp.cfg.ord = ord;

@@ -582,6 +582,20 @@ void uiw_conn_abort(struct uiw_conn *c, int reset)
 	to_closed(c, reset);
 }
 
+void uiw_conn_reset(struct uiw_conn *c, int err)
+{
+	if (c->state == UIW_CONN_CLOSED)
+		return;
+	/* an initiator still in its handshake is told it failed; once
+	 * established, to_closed() reports DISCONNECTED */
+	if (!bound(c) && c->cfg.mpa.role == MPA_ROLE_INITIATOR && ev_once(c, EV_CONNECT_ERROR) &&
+	    c->ops->connect_error)
+		c->ops->connect_error(c->arg, err);
+	if (!c->err)
+		c->err = err; /* DISCONNECTED says why */
+	to_closed(c, 1);
+}
+
 void uiw_conn_qp_error(struct uiw_conn *c, uint64_t now)
 {
 	switch (c->state) {

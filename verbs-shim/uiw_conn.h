@@ -203,6 +203,11 @@ int uiw_conn_disconnect(struct uiw_conn *c, uint64_t now);
  * with a RST if @reset, and no event is reported any more */
 void uiw_conn_abort(struct uiw_conn *c, int reset);
 
+/* the application resets the connection but keeps it (uiw_destroy_qp() of
+ * a live QP): closed at once with a RST, and reported: DISCONNECTED once
+ * established, else CONNECT_ERROR with @err to an initiator */
+void uiw_conn_reset(struct uiw_conn *c, int err);
+
 /* the layer above moved to error: receive is dropped from now on, what it
  * queued (its TERMINATE) leaves within close_err_ns, then FIN */
 void uiw_conn_qp_error(struct uiw_conn *c, uint64_t now);

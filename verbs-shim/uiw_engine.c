@@ -221,6 +221,7 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	c->fd = res;
 	c->listener = id;
 	cm_id_set_channel(c, id->ch); /* its events go where its listener's do */
+	cm_sock_addrs(c);
 	sock_nodelay(res);
 	cm_sock_user_timeout(ctx, res);
 	if (cm_conn_accepted(c, engine_now_ns())) {
@@ -266,6 +267,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 		}
 	}
 	if (res >= 0) {
+		cm_sock_addrs(id);
 		sock_nodelay(id->fd);
 		emss = cm_sock_emss(id->fd); /* the FPDU size follows it (RFC 5044 §8) */
 	}

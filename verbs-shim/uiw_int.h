@@ -149,6 +149,9 @@ struct uiw_qp {
 	struct uiw_cq *send_cq, *recv_cq;
 	struct rdmap_qp qp;
 	struct uiw_cm_id *id; /* attached connection */
+	uint32_t qp_num;      /* 24 bits, unique in the process (uiw_qp_num()) */
+	struct uiw_qp *qpn_next; /* the process's table of QP numbers */
+	void *context;	      /* the application's (uiw_qp_set_context()): atomic */
 };
 
 /* What an id is: the connection's own life is in its struct uiw_conn. */
@@ -175,7 +178,7 @@ struct uiw_cm_id {
 	struct uiw_context *ctx;
 	struct uiw_event_channel *ch; /* where its events go (uiw_migrate_id()) */
 	struct uiw_engine *eng; /* the engine that serves it, for its life */
-	void *context;
+	void *context; /* the application's: atomic (uiw_set_id_context()) */
 	struct uiw_cm_id *next;
 	struct uiw_cm_id *dirty_next; /* in eng->dirty while @dirty */
 	int dirty;
@@ -190,6 +193,11 @@ struct uiw_cm_id {
 	/* initiator: the local address to connect from (uiw_bind_addr()); srclen 0: the kernel's choice */
 	struct sockaddr_storage src;
 	socklen_t srclen;
+	/* the connection's addresses, recorded when its TCP connection was
+	 * made (accepted, or connected) and kept after it ended; a
+	 * listener's local address (uiw_get_local_addr/uiw_get_peer_addr) */
+	struct sockaddr_storage local, peer;
+	int has_local, has_peer;
 	/* initiator: the further addresses the host name resolved to, tried in
 	 * turn when a TCP connect fails (ialt: the next one) */
 	struct sockaddr_storage *alt;
@@ -283,6 +291,8 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 /* the socket of @id was closed and nothing is in flight: report
  * DISCONNECTED if the connection had ended after ESTABLISHED */
 void cm_conn_closed(struct uiw_cm_id *id);
+/* (lock held) record the local and peer addresses of @id's connected socket */
+void cm_sock_addrs(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
 /* the path's MSS of a connected socket (0: unknown): the FPDU size follows it */

@@ -19,6 +19,8 @@
 _Static_assert(UIW_MAX_SGE == RDMAP_MAX_SGE, "UIW_MAX_SGE");
 _Static_assert(UIW_MAX_INLINE == RDMAP_MAX_INLINE, "UIW_MAX_INLINE");
 _Static_assert(UIW_MAX_IRD_ORD == MPA_V2_IRD_ORD_MASK, "UIW_MAX_IRD_ORD");
+/* uiw_wc.qp_num took tail padding: arrays of uiw_wc keep their layout */
+_Static_assert(sizeof(struct uiw_wc) == 48, "uiw_wc grew");
 
 int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *attr)
 {
@@ -501,6 +503,7 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	wc->opcode = (unsigned)rwc->opcode < sizeof(opc) / sizeof(opc[0]) ? opc[rwc->opcode] : UIW_WC_SEND;
 	wc->byte_len = rwc->byte_len;
 	wc->qp = qp;
+	wc->qp_num = qp->qp_num;
 	if (rwc->flags & RDMAP_WC_F_WITH_INV) {
 		wc->wc_flags |= UIW_WC_WITH_INV;
 		wc->invalidated_rkey = rwc->inv_stag;
@@ -564,6 +567,91 @@ const struct rdmap_ops verbs_qp_ops = {
 	.term = qp_term,
 };
 
+/*
+ * QP numbers: 24 bits, unique among the live QPs of the process (a verbs
+ * program may name a QP of any of its contexts by number), handed out in
+ * increasing order from 0x100 so that a number comes back only after 16M
+ * others: a completion or a peer's message about an old QP does not name a
+ * new one.  0 and 1 are special in verbs.  The table has its own lock,
+ * never taken with a context's.
+ */
+#define QPN_BUCKETS 256
+#define QPN_MASK    0xffffffu
+static pthread_mutex_t qpn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uiw_qp *qpn_tab[QPN_BUCKETS];
+static uint32_t qpn_next = 0x100;
+
+static struct uiw_qp *qpn_find(uint32_t n)
+{
+	struct uiw_qp *q;
+
+	for (q = qpn_tab[n % QPN_BUCKETS]; q && q->qp_num != n; q = q->qpn_next)
+		;
+	return q;
+}
+
+static void qpn_add(struct uiw_qp *qp)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&qpn_lock);
+	do
+		n = qpn_next++ & QPN_MASK;
+	while (n < 2 || qpn_find(n));
+	qp->qp_num = n;
+	qp->qpn_next = qpn_tab[n % QPN_BUCKETS];
+	qpn_tab[n % QPN_BUCKETS] = qp;
+	pthread_mutex_unlock(&qpn_lock);
+}
+
+static void qpn_del(struct uiw_qp *qp)
+{
+	struct uiw_qp **pp;
+
+	pthread_mutex_lock(&qpn_lock);
+	for (pp = &qpn_tab[qp->qp_num % QPN_BUCKETS]; *pp; pp = &(*pp)->qpn_next)
+		if (*pp == qp) {
+			*pp = qp->qpn_next;
+			break;
+		}
+	pthread_mutex_unlock(&qpn_lock);
+}
+
+uint32_t uiw_qp_num(struct uiw_qp *qp)
+{
+	return qp->qp_num; /* set before the QP was handed out, never changed */
+}
+
+int uiw_qp_by_num(uint32_t qp_num, struct uiw_qp **qp)
+{
+	pthread_mutex_lock(&qpn_lock);
+	*qp = qpn_find(qp_num);
+	pthread_mutex_unlock(&qpn_lock);
+	return *qp ? 0 : -ENOENT;
+}
+
+void uiw_qp_set_context(struct uiw_qp *qp, void *context)
+{
+	__atomic_store_n(&qp->context, context, __ATOMIC_RELEASE);
+}
+
+void *uiw_qp_context(struct uiw_qp *qp)
+{
+	return __atomic_load_n(&qp->context, __ATOMIC_ACQUIRE);
+}
+
+/* (lock held) @qp goes: its completions still queued in @cq no longer
+ * point at it (their qp_num still names it) */
+static void cq_forget_qp(struct uiw_cq *cq, struct uiw_qp *qp)
+{
+	for (unsigned i = 0; i < cq->count; i++) {
+		struct uiw_wc *wc = &cq->ring[(cq->head + i) % cq->cap];
+
+		if (wc->qp == qp)
+			wc->qp = NULL;
+	}
+}
+
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **out)
 {
 	struct uiw_context *ctx = pd->ctx;
@@ -572,8 +660,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	int ret;
 
 	*out = NULL;
-	if (!attr->send_cq || !attr->recv_cq || !attr->cap.max_send_wr ||
-	    (!attr->cap.max_recv_wr && !attr->srq))
+	if (!attr->send_cq || !attr->recv_cq)
 		return -EINVAL;
 	if (attr->srq && attr->srq->pd != pd)
 		return -EINVAL;
@@ -581,16 +668,17 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 		return -EINVAL;
 	if (attr->cap.max_send_sge > UIW_MAX_SGE || attr->cap.max_recv_sge > UIW_MAX_SGE)
 		return -EINVAL;
-	if (attr->ird > UIW_MAX_IRD_ORD || attr->ord > UIW_MAX_IRD_ORD)
+	if ((attr->ird > UIW_MAX_IRD_ORD && attr->ird != UIW_IRD_ORD_ZERO) ||
+	    (attr->ord > UIW_MAX_IRD_ORD && attr->ord != UIW_IRD_ORD_ZERO))
 		return -EINVAL;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
 	cfg.max_send_wr = attr->cap.max_send_wr;
-	cfg.max_recv_wr = attr->srq ? 1 : attr->cap.max_recv_wr;
+	cfg.max_recv_wr = attr->srq ? 0 : attr->cap.max_recv_wr;
 	cfg.max_inline = attr->cap.max_inline_data;
-	cfg.ird = attr->ird ? attr->ird : 16;
-	cfg.ord = attr->ord ? attr->ord : 16;
+	cfg.ird = attr->ird == UIW_IRD_ORD_ZERO ? 0 : attr->ird ? attr->ird : 16;
+	cfg.ord = attr->ord == UIW_IRD_ORD_ZERO ? 0 : attr->ord ? attr->ord : 16;
 	qp->ctx = ctx;
 	qp->pd = pd;
 	qp->max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
@@ -615,6 +703,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 		free(qp);
 		return ret;
 	}
+	qpn_add(qp);
 	*out = qp;
 	return 0;
 }
@@ -622,21 +711,46 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 int uiw_destroy_qp(struct uiw_qp *qp)
 {
 	struct uiw_context *ctx = qp->ctx;
+	struct uiw_cm_id *id;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (qp->id && qp->id->state != UIW_ID_DEAD) {
+	id = qp->id;
+	if (id && id->state != UIW_ID_DEAD) {
+		/*
+		 * Its connection lives: detach abortively, keeping the id.  The
+		 * QP goes to ERROR: every WR is flushed, once (at once, or when
+		 * the engine's I/O that may use their memory has ended: the
+		 * engine cancels it).  The connection is reset and reports
+		 * DISCONNECTED (CONNECT_ERROR during an initiator's handshake);
+		 * the QP is freed once the engine has closed the socket, after
+		 * which nothing (MPA's upcalls, kernel I/O) can reach it.
+		 */
+		if (qp->qp.state != RDMAP_QPS_ERROR)
+			rdmap_qp_modify_error(&qp->qp);
+		if (id->state == UIW_ID_CONN)
+			uiw_conn_reset(&id->conn, -ECONNABORTED);
+		engine_mark(id);
 		pthread_mutex_unlock(&ctx->lock);
-		return -EBUSY;
+		engine_wake(ctx);
+		pthread_mutex_lock(&ctx->lock);
+		/* uiw_destroy_id() on another thread may take the id away
+		 * meanwhile: it clears qp->id first (lock held) */
+		while ((id = qp->id) && id->state != UIW_ID_DEAD)
+			engine_wait(ctx, NULL);
 	}
 	if (qp->id)
 		qp->id->qp = NULL;
 	rdmap_qp_destroy(&qp->qp);
+	cq_forget_qp(qp->send_cq, qp);
+	if (qp->recv_cq != qp->send_cq)
+		cq_forget_qp(qp->recv_cq, qp);
 	qp->send_cq->refs--;
 	qp->recv_cq->refs--;
 	if (qp->srq)
 		qp->srq->refs--;
 	ctx->nqp--;
 	pthread_mutex_unlock(&ctx->lock);
+	qpn_del(qp);
 	free(qp);
 	return 0;
 }

@@ -55,6 +55,7 @@ struct uiw_pd;
 struct uiw_cq;
 struct uiw_qp;
 struct uiw_cm_id;
+struct sockaddr_storage; /* <sys/socket.h> */
 
 /* ---- context ---------------------------------------------------------- */
 
@@ -278,9 +279,12 @@ struct uiw_wc {
 	uint32_t byte_len;
 	unsigned wc_flags;
 	uint32_t invalidated_rkey;
+	/* the QP; NULL when the QP was destroyed before this completion was
+	 * polled (@qp_num still names it) */
 	struct uiw_qp *qp;
 	/* RFC 5040 §4.8 TERMINATE layer, type and code (UIW_WC_TERM) */
 	uint8_t term_layer, term_etype, term_ecode;
+	uint32_t qp_num; /* the QP's number (uiw_qp_num()) */
 };
 
 /*
@@ -358,10 +362,22 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc);
 #define UIW_MAX_SGE 6
 #define UIW_MAX_INLINE 65536 /* max_inline_data */
 #define UIW_MAX_IRD_ORD 16383 /* ird, ord: RFC 6581's 14-bit fields less the "ULP decides" value */
+/*
+ * UIW_IRD_ORD_ZERO - an IRD or ORD of 0 itself, where 0 means "the default":
+ * in uiw_qp_init_attr's @ird/@ord and uiw_conn_param's
+ * @responder_resources/@initiator_depth.  A QP with ORD 0 issues no RDMA
+ * Read (uiw_post_send() refuses one with -EINVAL); a QP with IRD 0 serves
+ * none (an inbound Read Request is answered with RFC 5040's TERMINATE,
+ * RDMAP remote operation error, catastrophic to the stream: 0/2/7, as any
+ * Read beyond the IRD).  RFC 6581 announces 0 in the MPA IRD/ORD words, so
+ * a peer lowers its ORD to 0 too.  As librdmacm's initiator_depth and
+ * responder_resources of 0 mean on iWARP.
+ */
+#define UIW_IRD_ORD_ZERO 0xffff
 
 struct uiw_qp_cap {
-	unsigned max_send_wr;
-	unsigned max_recv_wr;
+	unsigned max_send_wr; /* 0: no send queue (the QP only receives and serves Reads) */
+	unsigned max_recv_wr; /* 0 without an SRQ: no receive queue (an inbound Send is refused) */
 	unsigned max_send_sge; /* SGEs per send WR, at most UIW_MAX_SGE; 0: 1 */
 	unsigned max_recv_sge; /* SGEs per receive WR, at most UIW_MAX_SGE; 0: 1 */
 	unsigned max_inline_data; /* at most 65536 */
@@ -374,22 +390,58 @@ struct uiw_qp_init_attr {
 	struct uiw_cq *recv_cq;
 	struct uiw_srq *srq; /* receives come from this SRQ (max_recv_wr ignored) */
 	struct uiw_qp_cap cap;
-	uint16_t ird; /* inbound Reads served at once; 0: 16 */
-	uint16_t ord; /* outbound Reads outstanding at once; 0: 16 */
+	uint16_t ird; /* inbound Reads served at once; 0: 16; UIW_IRD_ORD_ZERO: none */
+	uint16_t ord; /* outbound Reads outstanding at once; 0: 16; UIW_IRD_ORD_ZERO: none */
 };
 
 /**
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
  * connection by uiw_connect() or uiw_accept(); receives may be posted
- * before.  Returns 0, -EINVAL (no CQ, a CQ of another context, zero queue
- * size, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383,
- * SRQ of another PD), -ENOMEM.
+ * before.  A QP may have no send queue (max_send_wr 0: uiw_post_send()
+ * refuses every WR with -EINVAL) or no receive queue (max_recv_wr 0 and no
+ * SRQ: uiw_post_recv() answers -EINVAL, and an inbound Send is answered
+ * with RFC 5040's TERMINATE for a missing buffer, DDP 1/2/0x02, as when
+ * the receive queue is empty).  Returns 0, -EINVAL (no CQ, a CQ of another
+ * context, SGEs above UIW_MAX_SGE, inline above 65536, IRD/ORD above 16383
+ * other than UIW_IRD_ORD_ZERO, SRQ of another PD), -ENOMEM.
  */
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **qp);
 
 /**
- * uiw_destroy_qp() - free @qp.  Returns 0, or -EBUSY while its connection
- * is live (wait for UIW_CM_EVENT_DISCONNECTED or destroy the CM id first).
+ * uiw_qp_num() - @qp's number: 24 bits (verbs' qp_num), never 0 or 1,
+ * unique among the live QPs of the process and handed out in increasing
+ * order, so that a number is not seen again soon after its QP was
+ * destroyed.  Work completions carry it (uiw_wc.qp_num).
+ */
+uint32_t uiw_qp_num(struct uiw_qp *qp);
+
+/**
+ * uiw_qp_by_num() - the live QP numbered @qp_num, of any context of the
+ * process, in *@qp (verbs programs name a QP by number: librdmacm's
+ * rdma_conn_param.qp_num).  Returns 0, or -ENOENT with *@qp NULL.  The QP
+ * is the caller's to keep alive.
+ */
+int uiw_qp_by_num(uint32_t qp_num, struct uiw_qp **qp);
+
+/**
+ * uiw_qp_set_context() - attach the application's @context to @qp (NULL
+ * when created), so that a work completion (uiw_wc.qp) leads to the
+ * application's own object without a lookup; uiw_qp_context() reads it.
+ * Either may be called from any thread without the context's lock.
+ */
+void uiw_qp_set_context(struct uiw_qp *qp, void *context);
+void *uiw_qp_context(struct uiw_qp *qp);
+
+/**
+ * uiw_destroy_qp() - free @qp.  A QP whose connection still lives is
+ * detached abortively, its CM id kept: the QP moves to error and every
+ * outstanding WR completes with UIW_WC_WR_FLUSH_ERR, exactly once; the
+ * connection is reset (RST); the id reports UIW_CM_EVENT_DISCONNECTED (an
+ * initiator still in its handshake: CONNECT_ERROR, -ECONNABORTED) and stays
+ * for uiw_destroy_id(); the QP is freed once the engine closed the socket
+ * (about one engine turn: the call waits).  Otherwise outstanding WRs are
+ * discarded.  Its completions still queued in CQs stay there with
+ * uiw_wc.qp NULL (uiw_wc.qp_num names it).  Returns 0.
  */
 int uiw_destroy_qp(struct uiw_qp *qp);
 
@@ -474,7 +526,8 @@ struct uiw_recv_wr {
  * *@bad_wr (if non-NULL) is the first WR not queued.  Returns 0, -EINVAL
  * (bad opcode or send_flags, num_sge above the QP's max_send_sge, NULL
  * sg_list, Read with more than one SGE, local invalidate with SGEs, Read
- * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long),
+ * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long, a
+ * QP without a send queue),
  * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
  * -EPIPE (the QP is closing).  A Read posted before the connection that
  * then negotiated ORD 0 (the peer's IRD) completes with
@@ -486,7 +539,8 @@ struct uiw_recv_wr {
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr);
 
 /** uiw_post_recv() - as uiw_post_send() for the receive queue: 0, -EINVAL
- * (num_sge above max_recv_sge, the QP takes receives from an SRQ), -ENOMEM
+ * (num_sge above max_recv_sge, the QP takes receives from an SRQ or has no
+ * receive queue), -ENOMEM
  * (queue full), -EPERM (lkey); a QP in error flushes it at once. */
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr);
 
@@ -520,8 +574,10 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 struct uiw_conn_param {
 	const void *private_data;
 	uint16_t private_data_len;    /* at most UIW_PRIVATE_DATA_MAX (librdmacm: uint8_t) */
-	uint16_t responder_resources; /* IRD; 0: the QP's */
-	uint16_t initiator_depth;     /* ORD; 0: the QP's */
+	/* IRD and ORD of the connection: at most the QP's (a larger value
+	 * is lowered to it); 0: the QP's; UIW_IRD_ORD_ZERO: 0 */
+	uint16_t responder_resources; /* IRD */
+	uint16_t initiator_depth;     /* ORD */
 };
 
 enum uiw_cm_event_type {
@@ -571,8 +627,15 @@ struct uiw_cm_event {
 /** uiw_create_id() - a CM id in @ctx (@context is returned in events).  Returns 0, -ENOMEM. */
 int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **id);
 
-/** uiw_id_context() - the @context given to uiw_create_id() (NULL for accepted ids). */
+/**
+ * uiw_id_context() - the @context given to uiw_create_id() or set by
+ * uiw_set_id_context() (an id from a CONNECT_REQUEST starts with NULL).
+ * uiw_set_id_context() - set it, typically on an id from a CONNECT_REQUEST,
+ * so that its later events (uiw_cm_event.id) lead to the application's own
+ * object without a lookup.  Either may be called from any thread.
+ */
 void *uiw_id_context(struct uiw_cm_id *id);
+void uiw_set_id_context(struct uiw_cm_id *id, void *context);
 
 /**
  * uiw_destroy_id() - close the connection (abortively if still live) and
@@ -602,6 +665,19 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 /** uiw_get_port() - the port a listening @id is bound to, host order; 0 for
  * any other id. */
 uint16_t uiw_get_port(struct uiw_cm_id *id);
+
+/**
+ * uiw_get_peer_addr() - the address and port of @id's peer, as TCP sees it,
+ * into *@addr (a struct sockaddr_in or sockaddr_in6 by ss_family): for an
+ * id from a CONNECT_REQUEST, and for a connecting id once its TCP
+ * connection is made (before ESTABLISHED); kept after the connection
+ * ended.  uiw_get_local_addr() - the same for our end: the address the
+ * connection leaves from, or a listener's address and port.  Both return
+ * 0, or -ENOTCONN with *@addr untouched (no connection yet: a new or
+ * listening id, a connect still in TCP's hands or refused there).
+ */
+int uiw_get_peer_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
+int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
 
 /**
  * uiw_bind_addr() - the local address @host (IPv4 or IPv6 literal or host

@@ -7,6 +7,8 @@
  *   - event channels: a non-blocking channel answers EAGAIN when empty,
  *     and its fd polls readable when an event is queued; rdma_migrate_id
  *     moves an accepted id (and its later events) to another channel;
+ *   - rdma_get_peer_addr/rdma_get_local_addr of an accepted id and of the
+ *     initiator, rdma_get_src_port/rdma_get_dst_port;
  *   - private data both ways (CONNECT_REQUEST and ESTABLISHED), IRD/ORD in
  *     the request; rdma_reject with private data reaches the initiator as
  *     REJECTED with it;
@@ -16,6 +18,12 @@
  *   - what iWARP refuses: UD QPs, atomics (post fails, bad_wr set),
  *     ibv_modify_qp to SQD; ibv_get_async_event on a non-blocking fd:
  *     EAGAIN; ibv_close_device(rdma_cm_id.verbs): refused;
+ *   - QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL; a
+ *     completion polled after its QP was destroyed still has its qp_num;
+ *   - rdma_destroy_qp of a connected QP: at once, the id reports
+ *     DISCONNECTED (and the peer's), the receive flushed;
+ *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
+ *     on both sides (EINVAL), ibv_query_qp says 0;
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
  *
  * The program is not linked with rdma-core: it finds every exported
@@ -33,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -49,6 +58,8 @@ F(ibv_create_cq);
 F(ibv_destroy_cq);
 F(ibv_create_qp);
 F(ibv_modify_qp);
+F(ibv_query_qp);
+F(ibv_destroy_qp);
 F(ibv_qp_to_qp_ex);
 F(ibv_get_async_event);
 F(ibv_close_device);
@@ -70,6 +81,8 @@ F(rdma_get_cm_event);
 F(rdma_ack_cm_event);
 F(rdma_migrate_id);
 F(rdma_event_str);
+F(rdma_get_src_port);
+F(rdma_get_dst_port);
 
 #define LOAD(name)                                                                             \
 	do {                                                                                   \
@@ -169,6 +182,75 @@ static void make_qp(struct rdma_cm_id *id, struct side *s)
 	CHECK(id->qp && id->qp->qp_num, "no QP (number) on the id");
 }
 
+/* a connection from a new id on @cch to the listener on @lch (@sin): each
+ * side gets its QP from @mk (make_qp() when NULL) before its connect or
+ * accept (@ccp, @scp: their parameters); the accepted id in *@sidp */
+static struct rdma_cm_id *pair_up(struct rdma_event_channel *lch, struct rdma_event_channel *cch,
+				  const struct sockaddr_in *sin, struct side *c, struct side *s,
+				  struct rdma_conn_param *ccp, struct rdma_conn_param *scp,
+				  void (*mk)(struct rdma_cm_id *, struct side *), struct rdma_cm_id **sidp)
+{
+	struct rdma_cm_id *cid;
+	struct rdma_cm_event *ev;
+
+	if (!mk)
+		mk = make_qp;
+	CHECK(!p_rdma_create_id(cch, &cid, c, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	CHECK(!p_rdma_resolve_addr(cid, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
+	      strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(!p_rdma_resolve_route(cid, 2000), "rdma_resolve_route: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	mk(cid, c);
+	CHECK(!p_rdma_connect(cid, ccp), "rdma_connect: %s", strerror(errno));
+	ev = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	*sidp = ev->id;
+	if (ccp)
+		CHECK(ev->param.conn.initiator_depth == ccp->responder_resources &&
+			      ev->param.conn.responder_resources == ccp->initiator_depth,
+		      "CONNECT_REQUEST: initiator_depth %u responder_resources %u, want %u %u",
+		      ev->param.conn.initiator_depth, ev->param.conn.responder_resources,
+		      ccp->responder_resources, ccp->initiator_depth);
+	p_rdma_ack_cm_event(ev);
+	mk(*sidp, s);
+	CHECK(!p_rdma_accept(*sidp, scp), "rdma_accept: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	p_rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	return cid;
+}
+
+/* rdma_disconnect() and every object of the pair destroyed */
+static void pair_down(struct rdma_event_channel *lch, struct rdma_event_channel *cch, struct rdma_cm_id *cid,
+		      struct rdma_cm_id *sid, struct side *c, struct side *s)
+{
+	CHECK(!p_rdma_disconnect(cid), "rdma_disconnect: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+	p_rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_DISCONNECTED));
+	p_rdma_destroy_qp(cid);
+	p_rdma_destroy_qp(sid);
+	CHECK(!p_rdma_destroy_id(cid) && !p_rdma_destroy_id(sid), "rdma_destroy_id");
+	CHECK(!p_ibv_dereg_mr(c->mr) && !p_ibv_dereg_mr(s->mr), "ibv_dereg_mr");
+	CHECK(!p_ibv_destroy_cq(c->cq) && !p_ibv_destroy_cq(s->cq), "ibv_destroy_cq");
+	CHECK(!p_ibv_dealloc_pd(c->pd) && !p_ibv_dealloc_pd(s->pd), "ibv_dealloc_pd");
+}
+
+/* an RDMA Read of 8 octets from @peer's buffer: ibv_post_send()'s result */
+static int post_read(struct rdma_cm_id *id, struct side *s, struct side *peer)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)s->buf, .length = 8, .lkey = s->mr->lkey};
+	struct ibv_send_wr w, *bad = NULL;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = 99;
+	w.opcode = IBV_WR_RDMA_READ;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.rdma.remote_addr = (uintptr_t)peer->buf;
+	w.wr.rdma.rkey = peer->mr->rkey;
+	return ibv_post_send(id->qp, &w, &bad);
+}
+
 int main(void)
 {
 	struct rdma_event_channel *lch, *cch, *mch;
@@ -182,13 +264,14 @@ int main(void)
 	uint16_t port;
 
 	LOAD(ibv_alloc_pd); LOAD(ibv_dealloc_pd); LOAD(ibv_reg_mr); LOAD(ibv_dereg_mr);
-	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp);
+	LOAD(ibv_create_cq); LOAD(ibv_destroy_cq); LOAD(ibv_create_qp); LOAD(ibv_modify_qp); LOAD(ibv_query_qp); LOAD(ibv_destroy_qp);
 	LOAD(ibv_qp_to_qp_ex); LOAD(ibv_get_async_event); LOAD(ibv_close_device);
 	LOAD(rdma_create_event_channel); LOAD(rdma_destroy_event_channel); LOAD(rdma_create_id);
 	LOAD(rdma_destroy_id); LOAD(rdma_bind_addr); LOAD(rdma_listen); LOAD(rdma_resolve_addr);
 	LOAD(rdma_resolve_route); LOAD(rdma_create_qp_ex); LOAD(rdma_destroy_qp); LOAD(rdma_connect);
 	LOAD(rdma_accept); LOAD(rdma_reject); LOAD(rdma_disconnect); LOAD(rdma_get_cm_event);
 	LOAD(rdma_ack_cm_event); LOAD(rdma_migrate_id); LOAD(rdma_event_str);
+	LOAD(rdma_get_src_port); LOAD(rdma_get_dst_port);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&srv, 0, sizeof(srv));
 	memset(&cli, 0, sizeof(cli));
@@ -225,6 +308,59 @@ int main(void)
 		CHECK(p_ibv_close_device(v) != 0, "ibv_close_device(rdma_cm_id.verbs) succeeded");
 		CHECK(!p_ibv_destroy_cq(cq) && !p_ibv_dealloc_pd(pd), "destroy CQ/PD");
 		printf("ok: UD QP EOPNOTSUPP, async fd non-blocking EAGAIN, the CM's device not closable\n");
+	}
+
+	/* ---- a QP without receive queue and one without send queue */
+	{
+		struct ibv_context *v = lid->verbs;
+		struct ibv_pd *pd = p_ibv_alloc_pd(v);
+		struct ibv_cq *cq = p_ibv_create_cq(v, 4, NULL, NULL, 0);
+		struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					      .cap = {.max_send_wr = 4, .max_recv_wr = 0}};
+		struct ibv_qp_init_attr qia;
+		struct ibv_qp_attr at;
+		struct ibv_recv_wr rw, *bad_r = NULL;
+		struct ibv_send_wr sw, *bad_s = NULL;
+		struct ibv_qp *nr, *ns;
+
+		CHECK(pd && cq, "PD/CQ: %s", strerror(errno));
+		nr = p_ibv_create_qp(pd, &qa);
+		CHECK(nr && qa.cap.max_recv_wr == 0, "a QP with max_recv_wr 0: %s", strerror(errno));
+		memset(&rw, 0, sizeof(rw));
+		CHECK(ibv_post_recv(nr, &rw, &bad_r) == EINVAL && bad_r == &rw,
+		      "ibv_post_recv on a QP without receive queue: not EINVAL");
+		CHECK(!p_ibv_query_qp(nr, &at, IBV_QP_CAP, &qia) && at.cap.max_recv_wr == 0 &&
+			      at.cap.max_send_wr == 4,
+		      "ibv_query_qp: max_recv_wr %u max_send_wr %u, want 0 4", at.cap.max_recv_wr,
+		      at.cap.max_send_wr);
+		qa.cap.max_send_wr = 0;
+		qa.cap.max_recv_wr = 4;
+		ns = p_ibv_create_qp(pd, &qa);
+		CHECK(ns && qa.cap.max_send_wr == 0, "a QP with max_send_wr 0: %s", strerror(errno));
+		memset(&sw, 0, sizeof(sw));
+		sw.opcode = IBV_WR_SEND;
+		CHECK(ibv_post_send(ns, &sw, &bad_s) == EINVAL && bad_s == &sw,
+		      "ibv_post_send on a QP without send queue: not EINVAL");
+		/* a receive flushed, then its QP destroyed: the completion
+		 * still names the QP by number */
+		{
+			struct ibv_qp_attr err = {.qp_state = IBV_QPS_ERR};
+			uint32_t qpn = ns->qp_num;
+			struct ibv_wc wc1;
+
+			rw.wr_id = 5;
+			CHECK(!ibv_post_recv(ns, &rw, &bad_r), "ibv_post_recv");
+			CHECK(!p_ibv_modify_qp(ns, &err, IBV_QP_STATE), "ibv_modify_qp to ERR");
+			CHECK(!p_ibv_destroy_qp(ns), "ibv_destroy_qp");
+			CHECK(poll_one(cq, &wc1) == 1 && wc1.wr_id == 5 && wc1.status == IBV_WC_WR_FLUSH_ERR &&
+				      wc1.qp_num == qpn && qpn,
+			      "the flushed receive: wr_id %llu status %d qp_num %u, want 5 %d %u",
+			      (unsigned long long)wc1.wr_id, wc1.status, wc1.qp_num, IBV_WC_WR_FLUSH_ERR, qpn);
+		}
+		CHECK(!p_ibv_destroy_qp(nr) && !p_ibv_destroy_cq(cq) && !p_ibv_dealloc_pd(pd),
+		      "destroy QP/CQ/PD");
+		printf("ok: QPs with max_recv_wr 0 and max_send_wr 0: posting there EINVAL; a completion "
+		       "polled after its QP was destroyed has its number\n");
 	}
 
 	/* ---- a connection with private data both ways */
@@ -275,6 +411,29 @@ int main(void)
 	CHECK(cid->qp->state == IBV_QPS_RTS, "client QP state %d, want RTS", cid->qp->state);
 	printf("ok: ESTABLISHED on both sides (the accepted id's on the channel it migrated to), "
 	       "the accept's private data at the initiator\n");
+
+	/* ---- the addresses of the connection, on both ids */
+	{
+		struct sockaddr_in *sp = (struct sockaddr_in *)rdma_get_peer_addr(sid);
+		struct sockaddr_in *sl = (struct sockaddr_in *)rdma_get_local_addr(sid);
+		struct sockaddr_in *cl = (struct sockaddr_in *)rdma_get_local_addr(cid);
+		struct sockaddr_in *cp_ = (struct sockaddr_in *)rdma_get_peer_addr(cid);
+
+		CHECK(sp->sin_family == AF_INET && sp->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+			      sp->sin_port && sp->sin_port == cl->sin_port,
+		      "accepted id: rdma_get_peer_addr family %d port %u, the initiator's port %u",
+		      sp->sin_family, ntohs(sp->sin_port), ntohs(cl->sin_port));
+		CHECK(sl->sin_family == AF_INET && sl->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+			      ntohs(sl->sin_port) == port,
+		      "accepted id: rdma_get_local_addr port %u, want %u", ntohs(sl->sin_port), port);
+		CHECK(ntohs(cp_->sin_port) == port && p_rdma_get_dst_port(cid) == htons(port) &&
+			      p_rdma_get_src_port(sid) == htons(port) &&
+			      p_rdma_get_dst_port(sid) == cl->sin_port && p_rdma_get_src_port(cid) == cl->sin_port,
+		      "rdma_get_src_port/rdma_get_dst_port disagree with the addresses");
+		printf("ok: rdma_get_peer_addr/rdma_get_local_addr of the accepted id (127.0.0.1 port %u), "
+		       "the initiator's source port, rdma_get_src_port/rdma_get_dst_port\n",
+		       ntohs(cl->sin_port));
+	}
 
 	/* ---- ibv_wr_*: a Write then a Send with inline data, one batch */
 	{
@@ -386,6 +545,76 @@ int main(void)
 			free(r);
 		}
 		printf("ok: rdma_reject with private data: REJECTED with it at the initiator\n");
+	}
+
+	/* ---- IRD and ORD of 0 (rdma_conn_param's zeros): no Read either way */
+	{
+		struct side c2, s2;
+		struct rdma_cm_id *c2id, *s2id;
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qia;
+
+		memset(&c2, 0, sizeof(c2));
+		memset(&s2, 0, sizeof(s2));
+		memset(&cp, 0, sizeof(cp));
+		c2id = pair_up(lch, cch, &sin, &c2, &s2, &cp, NULL, NULL, &s2id);
+		CHECK(post_read(c2id, &c2, &s2) == EINVAL, "a Read with ORD 0: not EINVAL");
+		CHECK(post_read(s2id, &s2, &c2) == EINVAL, "a Read to a peer with IRD 0: not EINVAL");
+		CHECK(!p_ibv_query_qp(c2id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC, &qia) &&
+			      qa.max_rd_atomic == 0 && qa.max_dest_rd_atomic == 0,
+		      "ibv_query_qp: max_rd_atomic %u max_dest_rd_atomic %u, want 0 0", qa.max_rd_atomic,
+		      qa.max_dest_rd_atomic);
+		CHECK(ibv_poll_cq(c2.cq, 1, &wc) == 0 && ibv_poll_cq(s2.cq, 1, &wc) == 0,
+		      "a refused Read completed");
+		pair_down(lch, cch, c2id, s2id, &c2, &s2);
+		printf("ok: initiator_depth and responder_resources 0: IRD/ORD 0 in the request, a Read "
+		       "refused (EINVAL) on both sides\n");
+	}
+
+	/* ---- ibv_destroy_qp of a connected QP: reset at once (no wait for a
+	 * close), the id stays and reports DISCONNECTED, the receive flushed */
+	{
+		struct side c3, s3;
+		struct rdma_cm_id *c3id, *s3id;
+		struct ibv_recv_wr rw, *bad_r;
+		struct ibv_sge sge;
+		struct timespec t0, t1;
+		uint32_t qpn;
+		long ms;
+
+		memset(&c3, 0, sizeof(c3));
+		memset(&s3, 0, sizeof(s3));
+		c3id = pair_up(lch, cch, &sin, &c3, &s3, NULL, NULL, NULL, &s3id);
+		memset(&rw, 0, sizeof(rw));
+		sge.addr = (uintptr_t)s3.buf;
+		sge.length = 64;
+		sge.lkey = s3.mr->lkey;
+		rw.wr_id = 33;
+		rw.sg_list = &sge;
+		rw.num_sge = 1;
+		CHECK(!ibv_post_recv(s3id->qp, &rw, &bad_r), "ibv_post_recv");
+		qpn = s3id->qp->qp_num;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		p_rdma_destroy_qp(s3id);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		CHECK(!s3id->qp, "rdma_destroy_qp of a connected QP: still on the id");
+		CHECK(ms < 180, "rdma_destroy_qp of a connected QP took %ld ms", ms);
+		CHECK(poll_one(s3.cq, &wc) == 1 && wc.wr_id == 33 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+			      wc.qp_num == qpn,
+		      "the receive of the destroyed QP: wr_id %llu status %d", (unsigned long long)wc.wr_id,
+		      wc.status);
+		ev = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+		CHECK(ev->id == s3id, "DISCONNECTED of another id");
+		p_rdma_ack_cm_event(ev);
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+		p_rdma_destroy_qp(c3id);
+		CHECK(!p_rdma_destroy_id(c3id) && !p_rdma_destroy_id(s3id), "rdma_destroy_id");
+		CHECK(!p_ibv_dereg_mr(c3.mr) && !p_ibv_dereg_mr(s3.mr) && !p_ibv_destroy_cq(c3.cq) &&
+			      !p_ibv_destroy_cq(s3.cq) && !p_ibv_dealloc_pd(c3.pd) && !p_ibv_dealloc_pd(s3.pd),
+		      "tear down");
+		printf("ok: rdma_destroy_qp of a connected QP: %ld ms, its receive flushed, DISCONNECTED on "
+		       "both sides, the ids destroyed after\n", ms);
 	}
 
 	/* ---- disconnect and tear down */

@@ -86,7 +86,7 @@ int main(void)
 	}
 	sge = largest(ok_sge, 1, 1024);
 	inl = largest(ok_inline, 0, 1u << 24);
-	ird = largest(ok_ird, 1, 65535);
+	ird = largest(ok_ird, 1, UIW_IRD_ORD_ZERO - 1); /* 0xffff itself: an IRD of 0 */
 	/* max_mr: register 1-octet regions until the table is full */
 	mrs = calloc(1u << 20, sizeof(*mrs));
 	if (!mrs)

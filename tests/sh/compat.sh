@@ -36,7 +36,10 @@
 #     the unit asked for;
 #   - tests/progs/rdma_api under uiw-run: non-blocking channels,
 #     rdma_migrate_id, private data both ways and with rdma_reject, IRD/ORD
-#     of the request, ibv_wr_* batches (inline Send, atomic refused), a
+#     of the request, IRD/ORD 0 (a Read refused both ways), QPs with no
+#     receive or no send queue, the addresses of accepted and connecting ids
+#     (rdma_get_peer_addr, rdma_get_src_port), rdma_destroy_qp of a connected
+#     QP (reset at once, the id stays), ibv_wr_* batches (inline Send, atomic refused), a
 #     post chain with an atomic (bad_wr), UD and SQD refused, teardown;
 #   - rdma_server/rdma_client and rdma_xserver/rdma_xclient: both "end 0";
 #   - fi_info -p verbs lists uiw0; fi_pingpong -p verbs -e msg -c at 64,
