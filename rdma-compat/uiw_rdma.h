@@ -107,6 +107,7 @@ struct uiw_rdma_qp {
 struct uiw_rdma_srq {
 	struct ibv_srq srq;
 	struct uiw_srq *usrq;
+	uint32_t max_wr, max_sge; /* as created (ibv_query_srq) */
 };
 
 static inline struct uiw_rdma_context *uiw_rdma_ctx(struct ibv_context *c)

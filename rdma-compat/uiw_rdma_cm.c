@@ -1276,6 +1276,51 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	}
 }
 
+/* iWARP has no enhanced connection establishment: a plain reject, as
+ * librdmacm documents it ("the same as rdma_reject()") */
+int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return rdma_reject(id, private_data, private_data_len);
+}
+
+/* Events of a QP that the CM should know of: only InfiniBand's CM acts on
+ * them (a communication-established event); on iWARP nothing to do. */
+int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	(void)event;
+	if (!id)
+		return fail(EINVAL);
+	return 0;
+}
+
+void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	if (!id || !id->srq)
+		return;
+	if (!ibv_destroy_srq(id->srq))
+		id->srq = NULL;
+}
+
+/* Basic SRQs only (no XRC, no tag matching): what rdma_create_srq() makes. */
+int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr a;
+	int ret;
+
+	if (!id || !attr)
+		return fail(EINVAL);
+	if ((attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ)) ||
+	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC))
+		return fail(EOPNOTSUPP);
+	memset(&a, 0, sizeof(a));
+	a.srq_context = attr->srq_context;
+	a.attr = attr->attr;
+	ret = rdma_create_srq(id, (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, &a);
+	if (!ret)
+		attr->attr = a.attr;
+	return ret;
+}
+
 int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct ibv_srq *srq;

@@ -381,6 +381,16 @@ int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __b
 	return 0;
 }
 
+/* the one P_Key of ibv_query_pkey() is at index 0 */
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	if (!port_ok(context, port_num) || be16toh(pkey) != 0xffff) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}
+
 /* a plain file read, as rdma-core's; nothing lives under uiw0's paths */
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {

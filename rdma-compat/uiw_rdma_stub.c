@@ -83,10 +83,93 @@ int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	return EOPNOTSUPP;
 }
 
+/* What needs a kernel device or a kind of adapter uiw0 is not: dma-buf
+ * memory, objects shared between processes through a command fd, IB's
+ * enhanced connection establishment, address handles from a completion.
+ * Final answers. */
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+				 int fd, int access)
+{
+	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	(void)cmd_fd;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+{
+	(void)context, (void)pd_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	(void)pd, (void)mr_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	(void)context, (void)dm_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* nothing can have been imported */
+void ibv_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+}
+
+void ibv_unimport_mr(struct ibv_mr *mr)
+{
+	(void)mr;
+}
+
+void ibv_unimport_dm(struct ibv_dm *dm)
+{
+	(void)dm;
+}
+
+int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp, (void)ece;
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+}
+
+int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp, (void)ece;
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+}
+
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
+			struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	(void)context, (void)port_num, (void)wc, (void)grh, (void)ah_attr;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
 /* memory is the process's own: fork needs no preparation */
 int ibv_fork_init(void)
 {
 	return 0;
+}
+
+enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
 }
 
 /* ---- librdmacm --------------------------------------------------------------- */
@@ -96,6 +179,28 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex
 			   void *context)
 {
 	(void)id, (void)mc_join_attr, (void)context;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+{
+	(void)id, (void)addr, (void)context;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+/* IB's enhanced connection establishment */
+int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	(void)id, (void)ece;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	(void)id, (void)ece;
 	errno = EOPNOTSUPP;
 	return -1;
 }

@@ -27,6 +27,7 @@
 #include "uiw_rdma.h"
 
 #undef ibv_reg_mr
+#undef ibv_reg_mr_iova
 
 /* a positive errno, also in errno (libibverbs' int calls) */
 static int pos_err(int e)
@@ -392,6 +393,28 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 	return reg_mr(pd, addr, length, access);
 }
 
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			       int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+/* Not supported (as with Linux siw): the old registration stays valid,
+ * which IBV_REREG_MR_ERR_CMD says. */
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access)
+{
+	(void)pd, (void)addr, (void)length, (void)access;
+	if (!mr || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	uiw_rdma_say_once("mr-rereg", "ibv_rereg_mr(): not supported on uiwarp (the MR is unchanged): "
+			  "deregister and register again");
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_CMD;
+}
+
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct uiw_rdma_mr *m;
@@ -490,6 +513,24 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	if (channel)
 		channel->refcnt++;
 	return &q->cq;
+}
+
+/* Not supported (as with Linux siw): the CQ keeps its size. */
+int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	if (!cq || cqe <= 0)
+		return pos_err(EINVAL);
+	uiw_rdma_say_once("cq-resize", "ibv_resize_cq(): not supported on uiwarp (the CQ keeps its "
+			  "size): EOPNOTSUPP");
+	return pos_err(EOPNOTSUPP);
+}
+
+/* Whether RDMA Writes land in order: not promised (a peer's Writes are
+ * placed as their segments arrive; only completion order is defined). */
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp, (void)op, (void)flags;
+	return 0;
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
@@ -816,6 +857,8 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 		return NULL;
 	}
 	attr->attr.max_sge = ua.max_sge;
+	s->max_wr = ua.max_wr;
+	s->max_sge = ua.max_sge;
 	s->srq.context = pd->context;
 	s->srq.srq_context = attr->srq_context;
 	s->srq.pd = pd;
@@ -841,6 +884,33 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	pthread_cond_destroy(&srq->cond);
 	free(s);
 	return 0;
+}
+
+int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct uiw_rdma_srq *s;
+
+	if (!srq || !attr)
+		return pos_err(EINVAL);
+	s = uiw_rdma_container_of(srq, struct uiw_rdma_srq, srq);
+	memset(attr, 0, sizeof(*attr));
+	attr->max_wr = s->max_wr;
+	attr->max_sge = s->max_sge;
+	attr->srq_limit = 0; /* no limit armed: uiwarp has no SRQ limit event */
+	return 0;
+}
+
+/* Neither resizing (as Linux siw) nor the limit event (which siw has) is
+ * there: the SRQ is left as it was. */
+int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask)
+{
+	if (!srq || !attr || (attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)))
+		return pos_err(EINVAL);
+	if (!attr_mask)
+		return 0;
+	uiw_rdma_say_once("srq-modify", "ibv_modify_srq(): uiwarp can neither resize an SRQ nor arm "
+			  "its limit event: EOPNOTSUPP");
+	return pos_err(EOPNOTSUPP);
 }
 
 /* ---- queue pairs ---------------------------------------------------------------- */

@@ -24,6 +24,11 @@
  *     DISCONNECTED (and the peer's), the receive flushed;
  *   - initiator_depth and responder_resources 0 mean 0: a Read is refused
  *     on both sides (EINVAL), ibv_query_qp says 0;
+ *   - an SRQ made by rdma_create_srq: ibv_query_srq, ibv_modify_srq
+ *     refused (EOPNOTSUPP), a Send received through it; a Send finding it
+ *     empty: TERMINATE, IBV_EVENT_QP_FATAL on both QPs from
+ *     ibv_get_async_event; calls no installed program imports answered by
+ *     the library (ibv_resize_cq, ibv_rereg_mr, ibv_reg_mr_iova, ...);
  *   - disconnect: DISCONNECTED on both sides, everything destroyed.
  *
  * The program is not linked with rdma-core: it finds every exported
@@ -46,6 +51,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #undef ibv_reg_mr
 
@@ -83,6 +89,20 @@ F(rdma_migrate_id);
 F(rdma_event_str);
 F(rdma_get_src_port);
 F(rdma_get_dst_port);
+F(ibv_ack_async_event);
+F(ibv_query_srq);
+F(ibv_modify_srq);
+F(ibv_resize_cq);
+F(ibv_rereg_mr);
+F(ibv_reg_mr_iova);
+F(ibv_query_qp_data_in_order);
+F(ibv_get_pkey_index);
+F(ibv_is_fork_initialized);
+F(ibv_import_device);
+F(rdma_create_srq);
+F(rdma_destroy_srq);
+F(rdma_notify);
+F(rdma_join_multicast);
 
 #define LOAD(name)                                                                             \
 	do {                                                                                   \
@@ -182,6 +202,49 @@ static void make_qp(struct rdma_cm_id *id, struct side *s)
 	CHECK(id->qp && id->qp->qp_num, "no QP (number) on the id");
 }
 
+/* make_qp() with the receives from an SRQ of the id's own (rdma_create_srq) */
+static void make_qp_srq(struct rdma_cm_id *id, struct side *s)
+{
+	struct ibv_srq_init_attr sa;
+	struct ibv_qp_init_attr_ex a;
+
+	s->pd = p_ibv_alloc_pd(id->verbs);
+	CHECK(s->pd, "ibv_alloc_pd: %s", strerror(errno));
+	s->cq = p_ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	CHECK(s->cq, "ibv_create_cq: %s", strerror(errno));
+	s->mr = p_ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(s->mr, "ibv_reg_mr: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	CHECK(!p_rdma_create_srq(id, s->pd, &sa) && id->srq, "rdma_create_srq: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.send_cq = a.recv_cq = s->cq;
+	a.srq = id->srq;
+	a.cap.max_send_wr = 16;
+	a.cap.max_send_sge = 1;
+	a.qp_type = IBV_QPT_RC;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = s->pd;
+	CHECK(!p_rdma_create_qp_ex(id, &a), "rdma_create_qp_ex with an SRQ: %s", strerror(errno));
+}
+
+/* a Send of @len octets from @s's buffer, signaled: ibv_post_send()'s result */
+static int post_send_buf(struct rdma_cm_id *id, struct side *s, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey};
+	struct ibv_send_wr w, *bad = NULL;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.opcode = IBV_WR_SEND;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	return ibv_post_send(id->qp, &w, &bad);
+}
+
 /* a connection from a new id on @cch to the listener on @lch (@sin): each
  * side gets its QP from @mk (make_qp() when NULL) before its connect or
  * accept (@ccp, @scp: their parameters); the accepted id in *@sidp */
@@ -272,6 +335,10 @@ int main(void)
 	LOAD(rdma_accept); LOAD(rdma_reject); LOAD(rdma_disconnect); LOAD(rdma_get_cm_event);
 	LOAD(rdma_ack_cm_event); LOAD(rdma_migrate_id); LOAD(rdma_event_str);
 	LOAD(rdma_get_src_port); LOAD(rdma_get_dst_port);
+	LOAD(ibv_ack_async_event); LOAD(ibv_query_srq); LOAD(ibv_modify_srq); LOAD(ibv_resize_cq);
+	LOAD(ibv_rereg_mr); LOAD(ibv_reg_mr_iova); LOAD(ibv_query_qp_data_in_order);
+	LOAD(ibv_get_pkey_index); LOAD(ibv_is_fork_initialized); LOAD(ibv_import_device);
+	LOAD(rdma_create_srq); LOAD(rdma_destroy_srq); LOAD(rdma_notify); LOAD(rdma_join_multicast);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&srv, 0, sizeof(srv));
 	memset(&cli, 0, sizeof(cli));
@@ -615,6 +682,109 @@ int main(void)
 		      "tear down");
 		printf("ok: rdma_destroy_qp of a connected QP: %ld ms, its receive flushed, DISCONNECTED on "
 		       "both sides, the ids destroyed after\n", ms);
+	}
+
+	/* ---- an SRQ (rdma_create_srq, ibv_post_srq_recv, ibv_query_srq), the
+	 * asynchronous event of a QP whose connection ends with a TERMINATE
+	 * (a Send finding the SRQ empty), and the calls no installed program
+	 * imports, answered by the library, not rdma-core */
+	{
+		struct side c4, s4;
+		struct rdma_cm_id *c4id, *s4id;
+		struct ibv_context *v = lid->verbs;
+		struct ibv_srq_attr sa;
+		struct ibv_recv_wr rw, *bad_r;
+		struct ibv_sge sge;
+		struct ibv_async_event ae;
+		struct ibv_mr *m2;
+		int fatal_c = 0, fatal_s = 0;
+		static char iova_buf[64];
+
+		memset(&c4, 0, sizeof(c4));
+		memset(&s4, 0, sizeof(s4));
+		c4id = pair_up(lch, cch, &sin, &c4, &s4, NULL, NULL, make_qp_srq, &s4id);
+		CHECK(!p_ibv_query_srq(s4id->srq, &sa) && sa.max_wr >= 4 && sa.max_sge >= 1,
+		      "ibv_query_srq: max_wr %u max_sge %u", sa.max_wr, sa.max_sge);
+		sa.srq_limit = 1;
+		CHECK(p_ibv_modify_srq(s4id->srq, &sa, IBV_SRQ_LIMIT) == EOPNOTSUPP,
+		      "ibv_modify_srq(IBV_SRQ_LIMIT): not EOPNOTSUPP");
+		memset(&rw, 0, sizeof(rw));
+		sge.addr = (uintptr_t)s4.buf;
+		sge.length = 64;
+		sge.lkey = s4.mr->lkey;
+		rw.wr_id = 44;
+		rw.sg_list = &sge;
+		rw.num_sge = 1;
+		CHECK(!ibv_post_srq_recv(s4id->srq, &rw, &bad_r), "ibv_post_srq_recv");
+		memcpy(c4.buf, "through the SRQ", 16);
+		CHECK(!post_send_buf(c4id, &c4, 16, 45), "ibv_post_send (Send)");
+		CHECK(poll_one(s4.cq, &wc) == 1 && wc.wr_id == 44 && wc.status == IBV_WC_SUCCESS &&
+			      wc.opcode == IBV_WC_RECV && wc.byte_len == 16 && wc.qp_num == s4id->qp->qp_num &&
+			      !memcmp(s4.buf, "through the SRQ", 16),
+		      "the Send through the SRQ: wr_id %llu status %d opcode %d len %u qp_num %u",
+		      (unsigned long long)wc.wr_id, wc.status, wc.opcode, wc.byte_len, wc.qp_num);
+		CHECK(poll_one(c4.cq, &wc) == 1 && wc.wr_id == 45 && wc.status == IBV_WC_SUCCESS,
+		      "the Send's completion: status %d", wc.status);
+		printf("ok: an SRQ from rdma_create_srq: ibv_query_srq, ibv_modify_srq EOPNOTSUPP, a Send "
+		       "received through it\n");
+
+		/* a Send with the SRQ empty: TERMINATE, both QPs fatal */
+		CHECK(!post_send_buf(c4id, &c4, 16, 46), "ibv_post_send (Send)");
+		for (int i = 0; i < 500 && !(fatal_c && fatal_s); i++) {
+			struct pollfd p = {.fd = v->async_fd, .events = POLLIN};
+
+			if (p_ibv_get_async_event(v, &ae)) {
+				CHECK(errno == EAGAIN, "ibv_get_async_event: %s", strerror(errno));
+				poll(&p, 1, 10);
+				continue;
+			}
+			CHECK(ae.event_type == IBV_EVENT_QP_FATAL &&
+				      (ae.element.qp == c4id->qp || ae.element.qp == s4id->qp),
+			      "async event %d on %p, want IBV_EVENT_QP_FATAL on a QP of the pair",
+			      ae.event_type, (void *)ae.element.qp);
+			fatal_c |= ae.element.qp == c4id->qp;
+			fatal_s |= ae.element.qp == s4id->qp;
+			p_ibv_ack_async_event(&ae);
+		}
+		CHECK(fatal_c && fatal_s, "IBV_EVENT_QP_FATAL: client %d server %d, want both", fatal_c, fatal_s);
+		p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+		p_rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_DISCONNECTED));
+		printf("ok: a Send finding the SRQ empty: TERMINATE, IBV_EVENT_QP_FATAL on both QPs, "
+		       "DISCONNECTED on both sides\n");
+
+		/* calls that no installed program imports: the library's answers */
+		CHECK(p_ibv_resize_cq(s4.cq, 128) == EOPNOTSUPP, "ibv_resize_cq: not EOPNOTSUPP");
+		errno = 0;
+		CHECK(p_ibv_rereg_mr(s4.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE) ==
+				      IBV_REREG_MR_ERR_CMD &&
+			      errno == EOPNOTSUPP,
+		      "ibv_rereg_mr: not IBV_REREG_MR_ERR_CMD/EOPNOTSUPP");
+		m2 = p_ibv_reg_mr_iova(s4.pd, iova_buf, sizeof(iova_buf), (uintptr_t)iova_buf,
+				       IBV_ACCESS_LOCAL_WRITE);
+		CHECK(m2 && !p_ibv_dereg_mr(m2), "ibv_reg_mr_iova with the address as IOVA: %s", strerror(errno));
+		CHECK(!p_ibv_reg_mr_iova(s4.pd, iova_buf, sizeof(iova_buf), 4096, IBV_ACCESS_LOCAL_WRITE) &&
+			      errno == EOPNOTSUPP,
+		      "ibv_reg_mr_iova with another IOVA: not EOPNOTSUPP");
+		CHECK(p_ibv_query_qp_data_in_order(s4id->qp, IBV_WR_RDMA_WRITE, 0) == 0,
+		      "ibv_query_qp_data_in_order: not 0");
+		CHECK(p_ibv_get_pkey_index(v, 1, htobe16(0xffff)) == 0, "ibv_get_pkey_index(0xffff): not 0");
+		CHECK(p_ibv_is_fork_initialized() == IBV_FORK_UNNEEDED, "ibv_is_fork_initialized: not UNNEEDED");
+		CHECK(!p_ibv_import_device(-1) && errno == EOPNOTSUPP, "ibv_import_device: not EOPNOTSUPP");
+		CHECK(p_rdma_notify(s4id, IBV_EVENT_COMM_EST) == 0, "rdma_notify: not 0");
+		CHECK(p_rdma_join_multicast(s4id, (struct sockaddr *)&sin, NULL) == -1 && errno == EOPNOTSUPP,
+		      "rdma_join_multicast: not EOPNOTSUPP");
+		p_rdma_destroy_qp(c4id);
+		p_rdma_destroy_qp(s4id);
+		p_rdma_destroy_srq(c4id);
+		p_rdma_destroy_srq(s4id);
+		CHECK(!c4id->srq && !s4id->srq, "rdma_destroy_srq left the SRQ on the id");
+		CHECK(!p_rdma_destroy_id(c4id) && !p_rdma_destroy_id(s4id), "rdma_destroy_id");
+		CHECK(!p_ibv_dereg_mr(c4.mr) && !p_ibv_dereg_mr(s4.mr) && !p_ibv_destroy_cq(c4.cq) &&
+			      !p_ibv_destroy_cq(s4.cq) && !p_ibv_dealloc_pd(c4.pd) && !p_ibv_dealloc_pd(s4.pd),
+		      "tear down");
+		printf("ok: ibv_resize_cq and ibv_rereg_mr EOPNOTSUPP (the MR kept), ibv_reg_mr_iova, "
+		       "ibv_query_qp_data_in_order 0, ibv_get_pkey_index, fork UNNEEDED, imports and "
+		       "multicast EOPNOTSUPP, rdma_notify 0, rdma_destroy_srq\n");
 	}
 
 	/* ---- disconnect and tear down */
