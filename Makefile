@@ -350,14 +350,17 @@ $(O)/bin/uiw-run: rdma-compat/uiw-run
 
 # ---- man pages: markdown -> roff with go-md2man.  The first line of the
 # source, "# NAME(SECTION)", becomes the .TH line; after rendering, the NAME
-# line's " - " becomes " \- " (whatis/apropos and lexgrog) and characters
+# line's " - " becomes " \- " (whatis/apropos and lexgrog), hyphenation is
+# turned off after the .TH of section 3 pages (.TH turns it on again: a
+# function name split at a line end is not found by "man 3 NAME | grep -w
+# NAME"; pages with tables keep it, which their cells need), and characters
 # outside ASCII become groff escapes \[uXXXX], so the page needs no preconv.
 define md2man
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MD2MAN  $@")
 	$(Q)sed -e '1s/^# *\([^ (]*\)(\([1-9]\))$$/# \U\1\E \2 "" "uiwarp $(VERSION)" "uiwarp manual"/' $< | \
 		go-md2man > $@.tmp && \
-		perl -CSD -pe 'if ($$n) { $$n = 0 if s/ - / \\- /; } $$n = 1 if /^\.SH NAME/; \
+		perl -CSD -pe 'if ($$n) { $$n = 0 if s/ - / \\- /; } $$n = 1 if /^\.SH NAME/; $$_ .= ".nh\n" if /^\.TH \S+ 3 /; \
 			s/([^\x00-\x7f])/sprintf("\\[u%04X]", ord $$1)/ge' $@.tmp > $@ && rm -f $@.tmp
 endef
 $(O)/man/man1/%.1: docs/%.md Makefile
