@@ -109,10 +109,14 @@ struct uiw_pd {
 	struct ddp_pd pd;
 };
 
+/* progress-thread mode: uiw_poll_cq() yields the CPU every this many empty polls */
+#define UIW_POLL_YIELD 64
+
 struct uiw_cq {
 	struct uiw_context *ctx;
 	struct uiw_wc *ring;
 	unsigned cap, head, count;
+	unsigned empty_polls; /* empty uiw_poll_cq() calls (atomic, relaxed) */
 	int overflow;
 	int error; /* overflowed once: its QPs are moved to error (sticky) */
 	unsigned refs;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -450,10 +451,16 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	/* Progress-thread mode: an empty CQ is answered without the lock, so a
-	 * busy-polling application does not fight the engine for it. */
+	 * busy-polling application does not fight the engine for it; and as
+	 * such a poller holds a CPU the progress thread needs to produce what
+	 * it waits for, it gives the CPU up every UIW_POLL_YIELD empty polls
+	 * (free when a core is idle: nothing else to run). */
 	if (cq->ctx->attr.mode != UIW_CTX_POLLED && !__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE) &&
-	    !__atomic_load_n(&cq->overflow, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&cq->overflow, __ATOMIC_RELAXED)) {
+		if (__atomic_add_fetch(&cq->empty_polls, 1, __ATOMIC_RELAXED) % UIW_POLL_YIELD == 0)
+			sched_yield();
 		return 0;
+	}
 	pthread_mutex_lock(&cq->ctx->lock);
 	if (cq->ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(cq->ctx, 0);
