@@ -283,6 +283,30 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
 
+# host_server_free_port LOG SECS CMD...: start CMD -p PORT in the background
+# (its output to LOG, under timeout SECS) on a port the kernel found free,
+# for a server that cannot be told to take port 0 and say which (rping -s,
+# perftest's); SERVER_PID, and SERVER_PORT once it listens (empty: it did
+# not).  A port taken meanwhile ("in use") is tried again with another.
+host_server_free_port() {
+	local log=$1 secs=$2 try
+	shift 2
+	SERVER_PORT=
+	for try in 1 2 3; do
+		SERVER_PORT=$(free_port) || break
+		hlog "$* -p $SERVER_PORT"
+		timeout -k 10 "$secs" "$@" -p "$SERVER_PORT" >"$log" 2>&1 &
+		SERVER_PID=$!
+		hbg "$SERVER_PID"
+		if host_wait_listen "$SERVER_PORT" "$SERVER_PID"; then
+			return 0
+		fi
+		wait "$SERVER_PID" 2>/dev/null || true
+		grep -qi 'in use' "$log" || break
+	done
+	SERVER_PORT=
+}
+
 # host_wait_listen PORT PID: wait (up to 10 s) until something listens on
 # 127.0.0.1:PORT or 0.0.0.0:PORT; 1 when it did not, or PID ended first
 host_wait_listen() {

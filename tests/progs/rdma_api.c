@@ -178,10 +178,9 @@ struct side {
 	char buf[4096];
 };
 
-static void make_qp(struct rdma_cm_id *id, struct side *s)
+/* @s's PD, CQ and registered buffer on @id's device */
+static void side_objects(struct rdma_cm_id *id, struct side *s)
 {
-	struct ibv_qp_init_attr_ex a;
-
 	s->pd = p_ibv_alloc_pd(id->verbs);
 	CHECK(s->pd, "ibv_alloc_pd: %s", strerror(errno));
 	s->cq = p_ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
@@ -189,6 +188,13 @@ static void make_qp(struct rdma_cm_id *id, struct side *s)
 	s->mr = p_ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	CHECK(s->mr, "ibv_reg_mr: %s", strerror(errno));
+}
+
+static void make_qp(struct rdma_cm_id *id, struct side *s)
+{
+	struct ibv_qp_init_attr_ex a;
+
+	side_objects(id, s);
 	memset(&a, 0, sizeof(a));
 	a.send_cq = a.recv_cq = s->cq;
 	a.cap.max_send_wr = a.cap.max_recv_wr = 16;
@@ -208,13 +214,7 @@ static void make_qp_srq(struct rdma_cm_id *id, struct side *s)
 	struct ibv_srq_init_attr sa;
 	struct ibv_qp_init_attr_ex a;
 
-	s->pd = p_ibv_alloc_pd(id->verbs);
-	CHECK(s->pd, "ibv_alloc_pd: %s", strerror(errno));
-	s->cq = p_ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
-	CHECK(s->cq, "ibv_create_cq: %s", strerror(errno));
-	s->mr = p_ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
-			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	CHECK(s->mr, "ibv_reg_mr: %s", strerror(errno));
+	side_objects(id, s);
 	memset(&sa, 0, sizeof(sa));
 	sa.attr.max_wr = 4;
 	sa.attr.max_sge = 1;

@@ -1,35 +1,8 @@
 # shellcheck shell=bash disable=SC2034,SC2154
-# run-pt-s2u-read: perftest-s2u-read with perftest's own, unmodified
-# ib_read_bw -R as the server on the host under uiw-run (libuiw-rdma),
-# ib_read_bw -R over siw in the VM its client (siw is the MPA initiator).
-# perftest's server cannot be told to take port 0 and say which: it gets a
-# port the kernel found free, and the guest is told once the host listens.
+# run-pt-s2u-read: run-pt-s2u-write with ib_read_bw (perftest-s2u-read's counts).
 # shellcheck disable=SC1091
-. "$here/cases/perftest-s2u-write.host.sh"
+. "$here/cases/run-pt-s2u-write.host.sh"
 desc="ib_read_bw -R in the VM -> host uiw-run ib_read_bw -R at 10.0.2.2, 64 KiB x 200"
 PT_TEST="read"
 ITERS=200
 SERVER=ib_read_bw
-
-needs() {
-	need_uiw_run "ib_${PT_TEST}_bw"
-}
-
-server_start() {
-	local try
-	SERVER_PORT=
-	for try in 1 2 3; do
-		SERVER_PORT=$(free_port) || return 0
-		hlog "uiw-run ib_${PT_TEST}_bw -R -F -n $ITERS -s $SIZE -p $SERVER_PORT"
-		timeout -k 10 120 "$UIW_BIN/uiw-run" "ib_${PT_TEST}_bw" -R -F -n "$ITERS" -s "$SIZE" \
-			-p "$SERVER_PORT" >"$1" 2>&1 &
-		SERVER_PID=$!
-		hbg "$SERVER_PID"
-		if host_wait_listen "$SERVER_PORT" "$SERVER_PID"; then
-			return 0
-		fi
-		wait "$SERVER_PID" 2>/dev/null || true
-		grep -qi 'in use' "$1" || break
-	done
-	SERVER_PORT=
-}

@@ -16,20 +16,5 @@ needs() {
 }
 
 server_start() {
-	local try
-	SERVER_PORT=
-	for try in 1 2 3; do
-		SERVER_PORT=$(free_port) || return 0
-		hlog "uiw-run ib_${PT_TEST}_bw -R -F -n $ITERS -s $SIZE -p $SERVER_PORT"
-		timeout -k 10 120 "$UIW_BIN/uiw-run" "ib_${PT_TEST}_bw" -R -F -n "$ITERS" -s "$SIZE" \
-			-p "$SERVER_PORT" >"$1" 2>&1 &
-		SERVER_PID=$!
-		hbg "$SERVER_PID"
-		if host_wait_listen "$SERVER_PORT" "$SERVER_PID"; then
-			return 0
-		fi
-		wait "$SERVER_PID" 2>/dev/null || true
-		grep -qi 'in use' "$1" || break
-	done
-	SERVER_PORT=
+	host_server_free_port "$1" 120 "$UIW_BIN/uiw-run" "ib_${PT_TEST}_bw" -R -F -n "$ITERS" -s "$SIZE"
 }

@@ -16,21 +16,5 @@ needs() {
 }
 
 server_start() {
-	local n try
-	SERVER_PORT=
-	for try in 1 2 3; do
-		SERVER_PORT=$(free_port) || return 0
-		hlog "round $i: uiw-run rping -s -a 127.0.0.1 -p $SERVER_PORT -v -V ${UIW_OPTS[*]}"
-		timeout -k 10 150 "$UIW_BIN/uiw-run" rping -s -a 127.0.0.1 -p "$SERVER_PORT" -v -V \
-			"${UIW_OPTS[@]}" >"$1" 2>&1 &
-		SERVER_PID=$!
-		hbg "$SERVER_PID"
-		if host_wait_listen "$SERVER_PORT" "$SERVER_PID"; then
-			return 0
-		fi
-		# taken meanwhile (rdma_bind_addr: Address already in use): another
-		wait "$SERVER_PID" 2>/dev/null || true
-		grep -q 'in use' "$1" || break
-	done
-	SERVER_PORT=
+	host_server_free_port "$1" 150 "$UIW_BIN/uiw-run" rping -s -a 127.0.0.1 -v -V "${UIW_OPTS[@]}"
 }
