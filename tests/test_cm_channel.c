@@ -108,6 +108,26 @@ static struct uiw_cm_id *ch_listen(struct ch_side *s, uint16_t *port)
 	return l;
 }
 
+/* The CONNECT_REQUEST of listener @l taken from @ch (its one unit of the
+ * fd with it), accepted with @s's QP; ESTABLISHED in @ch and at @c.
+ * Returns the accepted id. */
+static struct uiw_cm_id *accept_in(struct uiw_event_channel *ch, struct uiw_cm_id *l,
+				   struct ch_side *s, struct ch_side *c)
+{
+	struct uiw_cm_event ev;
+	struct uiw_cm_id *sid;
+
+	want_ch(ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	ck_assert_ptr_eq(ev.listen_id, l);
+	sid = ev.id;
+	ck_assert(!readable(uiw_event_channel_fd(ch), 0));
+	ck_assert_int_eq(uiw_accept(sid, s->qp, NULL), 0);
+	want_ch(ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_ptr_eq(ev.id, sid);
+	want_ctx(c->ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	return sid;
+}
+
 /* A listener moved to channel A: the request and the accepted connection's
  * events arrive in A only; the connection moved to B reports its
  * DISCONNECTED in B only; A cannot be destroyed while the listener uses it. */
@@ -130,14 +150,7 @@ START_TEST(test_ch_route)
 	ck_assert_int_eq(uiw_connect(cid, "127.0.0.1", port, c.qp, NULL), 0);
 
 	ck_assert(readable(uiw_event_channel_fd(a), CH_WAIT_MS));
-	want_ch(a, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
-	ck_assert_ptr_eq(ev.listen_id, l);
-	sid = ev.id;
-	ck_assert(!readable(uiw_event_channel_fd(a), 0)); /* the one unit was taken */
-	ck_assert_int_eq(uiw_accept(sid, s.qp, NULL), 0);
-	want_ch(a, UIW_CM_EVENT_ESTABLISHED, &ev);
-	ck_assert_ptr_eq(ev.id, sid);
-	want_ctx(c.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	sid = accept_in(a, l, &s, &c);
 	ctx_quiet(s.ctx);
 	ch_quiet(b);
 
@@ -186,13 +199,7 @@ START_TEST(test_ch_migrate_queued)
 	ck_assert_int_eq(uiw_migrate_id(l, a), 0);
 	ctx_quiet(s.ctx);
 	ck_assert(readable(uiw_event_channel_fd(a), 0));
-	want_ch(a, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
-	ck_assert_ptr_eq(ev.listen_id, l);
-	sid = ev.id;
-	ck_assert_int_eq(uiw_accept(sid, s.qp, NULL), 0);
-	want_ch(a, UIW_CM_EVENT_ESTABLISHED, &ev);
-	ck_assert_ptr_eq(ev.id, sid);
-	want_ctx(c.ctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	sid = accept_in(a, l, &s, &c);
 	ctx_quiet(s.ctx);
 
 	/* an id destroyed with its events queued: they leave the channel */

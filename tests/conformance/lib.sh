@@ -283,6 +283,26 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
 
+# host_server_port0 LOG SECS CMD...: start CMD (a uiwarp tool given -p 0)
+# in the background (output to LOG, under timeout SECS); SERVER_PID, and
+# SERVER_PORT once it printed "listening on ... port N" (empty: it did not
+# within 10 s, or it ended)
+host_server_port0() {
+	local log=$1 secs=$2 n port=
+	shift 2
+	hlog "$*"
+	timeout -k 10 "$secs" "$@" >"$log" 2>&1 &
+	SERVER_PID=$!
+	hbg "$SERVER_PID"
+	for ((n = 0; n < 100; n++)); do
+		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$log" 2>/dev/null | head -n 1) || true
+		[ -z "$port" ] || break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	SERVER_PORT=$port
+}
+
 # host_server_free_port LOG SECS CMD...: start CMD -p PORT in the background
 # (its output to LOG, under timeout SECS) on a port the kernel found free,
 # for a server that cannot be told to take port 0 and say which (rping -s,

@@ -31,19 +31,8 @@ SERVER=uiw-perf
 SERVER_PID=
 SERVER_PORT=
 server_start() {
-	local n port=
-	hlog "uiw-perf ${PT_TEST}_bw --perftest -B 127.0.0.1 -p 0 -n $ITERS -s $SIZE ${UIW_OPTS[*]}"
-	timeout -k 10 120 "$UIW_BIN/uiw-perf" "${PT_TEST}_bw" --perftest -B 127.0.0.1 -p 0 \
-		-n "$ITERS" -s "$SIZE" "${UIW_OPTS[@]}" >"$1" 2>&1 &
-	SERVER_PID=$!
-	hbg "$SERVER_PID"
-	for ((n = 0; n < 100; n++)); do
-		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1) || true
-		[ -z "$port" ] || break
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	SERVER_PORT=$port
+	host_server_port0 "$1" 120 "$UIW_BIN/uiw-perf" "${PT_TEST}_bw" --perftest -B 127.0.0.1 -p 0 \
+		-n "$ITERS" -s "$SIZE" "${UIW_OPTS[@]}"
 }
 
 host_run() {
