@@ -119,6 +119,13 @@ static void to_closed(struct uiw_conn *c, int reset)
 		c->ops->disconnected(c->arg, &d);
 }
 
+/* What ended the stream, kept for DISCONNECTED: the first error only. */
+static void first_err(struct uiw_conn *c, int err)
+{
+	if (err < 0 && !c->err)
+		c->err = err;
+}
+
 /* Before ESTABLISHED: an initiator is told, a responder's application
  * never heard of the connection (or only of its Request) */
 static void handshake_failed(struct uiw_conn *c, int err)
@@ -148,8 +155,7 @@ static void closing(struct uiw_conn *c, enum uiw_conn_state s, uint64_t now, uin
  */
 static void stream_failed(struct uiw_conn *c, uint64_t now, int err, int rx_over)
 {
-	if (err < 0 && !c->err)
-		c->err = err;
+	first_err(c, err);
 	if (!bound(c)) {
 		if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST ||
 		    c->state == UIW_CONN_CONNECTING)
@@ -345,8 +351,7 @@ void uiw_conn_on_read(struct uiw_conn *c, uint64_t now, ssize_t res)
 		if (res > 0) {
 			rx_taken(c, now, mpa_rx_ack(&c->mpa, (size_t)res));
 		} else if (c->state == UIW_CONN_LINGER) {
-			if (res < 0 && !c->err)
-				c->err = (int)res;
+			first_err(c, (int)res);
 			to_closed(c, 0); /* the peer's FIN (or a reset) after ours */
 		} else {
 			stream_failed(c, now, (int)res, 1);
@@ -386,8 +391,7 @@ void uiw_conn_on_sent(struct uiw_conn *c, uint64_t now, ssize_t res)
 	mpa_tx_advance(&c->mpa, 0); /* nothing is lent any more */
 	if (!tx_open(c->state))
 		return;
-	if (!c->err)
-		c->err = (int)res;
+	first_err(c, (int)res);
 	if (!bound(c)) {
 		if (c->state == UIW_CONN_HANDSHAKE || c->state == UIW_CONN_REQUEST)
 			handshake_failed(c, (int)res);
@@ -429,8 +433,7 @@ void uiw_conn_on_timer(struct uiw_conn *c, uint64_t now)
 	case UIW_CONN_CLOSING_EOF:
 		/* queued octets did not leave in time (the peer stopped
 		 * reading): a RST frees the kernel's send queue */
-		if (!c->err)
-			c->err = -ETIMEDOUT;
+		first_err(c, -ETIMEDOUT);
 		to_closed(c, 1);
 		break;
 	case UIW_CONN_LINGER:
@@ -591,8 +594,7 @@ void uiw_conn_reset(struct uiw_conn *c, int err)
 	if (!bound(c) && c->cfg.mpa.role == MPA_ROLE_INITIATOR && ev_once(c, EV_CONNECT_ERROR) &&
 	    c->ops->connect_error)
 		c->ops->connect_error(c->arg, err);
-	if (!c->err)
-		c->err = err; /* DISCONNECTED says why */
+	first_err(c, err); /* DISCONNECTED says why */
 	to_closed(c, 1);
 }
 
