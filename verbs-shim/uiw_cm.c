@@ -356,6 +356,11 @@ static void conn_cfg(const struct uiw_context *ctx, enum mpa_role role, struct u
 		cfg->hold_ns = (uint64_t)a->first_fpdu_delay_ms * 1000000ull;
 }
 
+socklen_t cm_sa_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
 /* The path's MSS: the FPDU size follows it (RFC 5044 §8: MULPDU from EMSS). */
 uint32_t cm_sock_emss(int fd)
 {
@@ -779,8 +784,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 
 		sa = alt[i];
 		alt[i] = t;
-		salen = sa.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						 : sizeof(struct sockaddr_in);
+		salen = cm_sa_len(&sa);
 	}
 	fd = cm_conn_socket(id, &sa);
 	if (fd < 0) {

@@ -261,8 +261,7 @@ static void on_misc(struct uiw_cm_id *id, int res)
 			close(id->fd);
 			id->fd = fd;
 			id->addr = *a;
-			id->addrlen = a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-							       : sizeof(struct sockaddr_in);
+			id->addrlen = cm_sa_len(a);
 			return;
 		}
 	}

@@ -301,6 +301,8 @@ void cm_sock_addrs(struct uiw_cm_id *id);
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
 /* the path's MSS of a connected socket (0: unknown): the FPDU size follows it */
 uint32_t cm_sock_emss(int fd);
+/* the length of an IPv4 or IPv6 socket address, by its family */
+socklen_t cm_sa_len(const struct sockaddr_storage *a);
 /* a connecting socket for @id's next destination @a: options, and bound to
  * the address of uiw_bind_addr() if any; the fd or -errno */
 int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a);
