@@ -520,33 +520,50 @@ static void conn_perform(struct uiw_cm_id *id, uint64_t now, unsigned idle, uint
  * Only a small queue (UIW_SEND_NOW_MAX octets: no large copy into the
  * socket under the context lock), with no send in flight, on an
  * established connection, and with plain non-blocking syscalls: the ring
- * belongs to the engine's thread.  Returns 1 when the engine's thread must
- * still look at @id (a rest the socket did not take, a close).
+ * belongs to the engine's thread.  Once the socket took the whole queue,
+ * RDMAP queues what did not fit in the MPA queue (a post of more WRs than
+ * its transmit depth) and that goes too, within the same octet bound: the
+ * engine's thread is not woken for it, so nothing else would send it.
+ * Returns 1 when the engine's thread must still look at @id (a rest the
+ * socket did not take, more than the bound, a close).
  */
 int engine_send_now(struct uiw_cm_id *id)
 {
+	size_t budget = UIW_SEND_NOW_MAX;
 	struct uiw_conn_want w;
+	struct rdmap_qp *qp;
 	uint64_t now;
 
 	if (id->ctx->attr.mode == UIW_CTX_POLLED || id->state != UIW_ID_CONN || id->closing ||
 	    id->tx_busy || id->conn.state != UIW_CONN_UP)
 		return 1;
-	if (mpa_tx_pending_bytes(&id->conn.mpa) > UIW_SEND_NOW_MAX)
-		return 1;
-	now = engine_now_ns();
-	uiw_conn_want(&id->conn, now, UIW_CONN_TX_IDLE, &w);
-	if (w.close)
-		return 1;
-	if (w.shut_wr)
-		shutdown(id->fd, SHUT_WR);
-	if (!w.tx)
-		return w.shut_wr || id->conn.state != UIW_CONN_UP;
-	tx_msg_set(id, &w);
-	if (!tx_direct(id, now)) {
-		uiw_conn_on_sent(&id->conn, now, 0); /* the engine's send waits for room */
-		return 1;
+	for (;;) {
+		size_t pending = mpa_tx_pending_bytes(&id->conn.mpa);
+
+		if (pending > budget)
+			return 1;
+		budget -= pending;
+		now = engine_now_ns();
+		uiw_conn_want(&id->conn, now, UIW_CONN_TX_IDLE, &w);
+		if (w.close)
+			return 1;
+		if (w.shut_wr)
+			shutdown(id->fd, SHUT_WR);
+		if (!w.tx)
+			return w.shut_wr || id->conn.state != UIW_CONN_UP;
+		tx_msg_set(id, &w);
+		if (!tx_direct(id, now)) {
+			uiw_conn_on_sent(&id->conn, now, 0); /* the engine's send waits for room */
+			return 1;
+		}
+		if (id->conn.state != UIW_CONN_UP)
+			return 1;
+		if (mpa_tx_pending_bytes(&id->conn.mpa))
+			continue; /* the socket took part: the next try tells */
+		qp = id_bound_qp(id);
+		if (!qp || rdmap_qp_progress(qp) <= 0)
+			return 0;
 	}
-	return mpa_tx_pending_bytes(&id->conn.mpa) || id->conn.state != UIW_CONN_UP;
 }
 
 /* Returns 1 when the engine freed @id (an id the application never saw). */
