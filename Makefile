@@ -47,7 +47,7 @@ BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-
 # rdma-core's programs run on libuiw-rdma by compat.sh (ibverbs-utils,
 # rdmacm-utils, perftest)
 TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
-                  valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest
+                  valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest time
 DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)

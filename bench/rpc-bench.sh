@@ -7,9 +7,14 @@
 # second, bulk GET (server -> client: RDMA Write chunks, as an NFS READ) and
 # PUT (client -> server: Read chunks, as an NFS WRITE) of SIZE octets, one
 # call at a time, and `uiw-perf write_bw` at the same size for the transport
-# ceiling.  Repetitions are interleaved (TCP, RDMA, TCP, RDMA, ...); the
-# table gives medians with min..max and the ratios RDMA/TCP.
-# Defaults: 3 repetitions of 2 s, SIZE 1 MiB.  Needs `make` first.
+# ceiling.  RPC-over-RDMA twice: busy-polling 50 us for each reply (the
+# default) and blocking (--poll-us -1 on both sides, like for like with
+# libtirpc TCP).  Beside each figure the CPU time (user + system) of client
+# and server per call.  Repetitions are interleaved (TCP, RDMA, RDMA
+# blocking, ...); the table gives medians with min..max and the ratios
+# RDMA/TCP of speed and of CPU.  Exit status 1 when a run failed.
+# Defaults: 3 repetitions of 2 s, SIZE 1 MiB.  Needs `make` first, and GNU
+# time (/usr/bin/time, Debian package time).
 # Env: UIW_BIN (build/bin).
 
 set -u
@@ -22,7 +27,7 @@ while getopts r:D:s:h o; do
 	D) SECS=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	*)
-		sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
 		[ "$o" = h ] && exit 0
 		exit 2
 		;;
@@ -68,19 +73,30 @@ while [ $n -lt 100 ]; do
 done
 [ -n "$RP2" ] || { echo "rpc-bench: the second bulk_server did not start"; exit 1; }
 
-# one run: prints calls/s (null) or MB/s
+
+# CPU time (user + system) of process $1 so far, in clock ticks
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+
+# one run: prints "VALUE CPU_US_PER_CALL" (VALUE: calls/s for null, else
+# MB/s; CPU: client and server, user + system, per call) or nothing
 one() { # transport op (transport rdma-sleep: both sides --poll-us -1)
 	pa=
 	case $1 in
-	tcp) p=$TP t=tcp ;;
-	rdma) p=$RP t=rdma ;;
-	*) p=$RP2 t=rdma pa="--poll-us -1" ;;
+	tcp) p=$TP t=tcp sp=$SPID ;;
+	rdma) p=$RP t=rdma sp=$SPID ;;
+	*) p=$RP2 t=rdma pa="--poll-us -1" sp=$SPID2 ;;
 	esac
+	s0=$(ticks "$sp")
+	: >"$TMP/one.json"
 	# shellcheck disable=SC2086
-	timeout $((SECS * 3 + 20)) "$EX/bulk_client" --"$t" $pa -p "$p" -o "$2" -s "$SIZE" -D "$SECS" --json -q \
-		127.0.0.1 2>>"$TMP/err.log" |
-		sed -n 's/.*"calls_per_s":\([0-9.]*\),"MBps":\([0-9.]*\).*/\1 \2/p' |
-		awk -v op="$2" '{print (op == "null") ? $1 : $2}'
+	timeout $((SECS * 3 + 20)) /usr/bin/time -f '%U %S' -o "$TMP/ctime" "$EX/bulk_client" --"$t" $pa \
+		-p "$p" -o "$2" -s "$SIZE" -D "$SECS" --json -q 127.0.0.1 >"$TMP/one.json" 2>>"$TMP/err.log"
+	s1=$(ticks "$sp")
+	sed -n 's/.*"calls":\([0-9]*\),.*"calls_per_s":\([0-9.]*\),"MBps":\([0-9.]*\).*/\1 \2 \3/p' "$TMP/one.json" |
+		awk -v op="$2" -v ct="$(tail -n 1 "$TMP/ctime" 2>/dev/null)" -v st=$((s1 - s0)) -v hz="$HZ" '
+			$1 > 0 {split(ct, c, " "); cpu = c[1] + c[2] + st / hz
+				printf "%s %.1f\n", (op == "null") ? $2 : $3, cpu * 1e6 / $1}'
 }
 perf() {
 	"$BIN/uiw-perf" write_bw -s "$SIZE" -B 127.0.0.1 -p 0 >"$TMP/perf-srv.log" 2>&1 &
@@ -99,42 +115,65 @@ perf() {
 }
 
 echo "rpc-bench: $REPS repetitions x $SECS s, size $SIZE, $(nproc) CPUs, $(uname -r)" >&2
+failed=0
 for r in $(seq 1 "$REPS"); do
 	for op in null get put; do
-		trs="tcp rdma"
-		[ "$op" = put ] || trs="tcp rdma rdma-sleep"
-		for tr in $trs; do
-			v=$(one $tr $op)
-			echo "$op $tr ${v:-0}" >>"$TMP/res"
-			echo "rep $r: $op $tr ${v:-FAILED}" >&2
+		for tr in tcp rdma rdma-sleep; do
+			# shellcheck disable=SC2046
+			set -- $(one $tr $op)
+			if [ -n "${1:-}" ]; then
+				echo "$op $tr $1 $2" >>"$TMP/res"
+				echo "rep $r: $op $tr $1 (CPU $2 us/call)" >&2
+			else
+				failed=$((failed + 1))
+				echo "rep $r: $op $tr FAILED: $(tail -n 2 "$TMP/err.log" | tr '\n' ' ')" >&2
+			fi
 		done
 	done
 	v=$(perf)
-	echo "perf rdma ${v:-0}" >>"$TMP/res"
-	echo "rep $r: uiw-perf write_bw ${v:-FAILED} MB/s" >&2
+	if [ -n "$v" ]; then
+		echo "perf rdma $v 0" >>"$TMP/res"
+		echo "rep $r: uiw-perf write_bw $v MB/s" >&2
+	else
+		failed=$((failed + 1))
+		echo "rep $r: uiw-perf write_bw FAILED" >&2
+	fi
 done
 
-med() { # op tr: median min max
-	awk -v op="$1" -v tr="$2" '$1 == op && $2 == tr {print $3}' "$TMP/res" | sort -g |
-		awk '{a[NR] = $1} END {if (!NR) {print "0 0 0"; exit} print a[int((NR + 1) / 2)], a[1], a[NR]}'
+med() { # op tr [column: 3 value, 4 CPU]: median min max
+	awk -v op="$1" -v tr="$2" -v k="${3:-3}" '$1 == op && $2 == tr {print $k}' "$TMP/res" 2>/dev/null |
+		sort -g | awk '{a[NR] = $1} END {if (!NR) {print "- - -"; exit} print a[int((NR + 1) / 2)], a[1], a[NR]}'
 }
-set -- $(med null tcp); nt=$1 ntl=$2 nth=$3
-set -- $(med null rdma); nr=$1 nrl=$2 nrh=$3
-set -- $(med get tcp); gt=$1 gtl=$2 gth=$3
-set -- $(med get rdma); gr=$1 grl=$2 grh=$3
-set -- $(med null rdma-sleep); ns=$1 nsl=$2 nsh=$3
-set -- $(med get rdma-sleep); gs=$1 gsl=$2 gsh=$3
-set -- $(med put tcp); pt=$1 ptl=$2 pth=$3
-set -- $(med put rdma); pr=$1 prl=$2 prh=$3
-set -- $(med perf rdma); wb=$1 wbl=$2 wbh=$3
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
-cat <<EOF
-| bulk example, $SIZE, one call at a time | libtirpc TCP | RPC-over-RDMA | RDMA / TCP |
-|---|---|---|---|
-| NULL, calls/s | $nt ($ntl..$nth) | $nr ($nrl..$nrh) | $(ratio "$nr" "$nt") |
-| NULL, no busy-poll (--poll-us -1), calls/s | | $ns ($nsl..$nsh) | $(ratio "$ns" "$nt") |
-| GET (Write chunk), MB/s | $gt ($gtl..$gth) | $gr ($grl..$grh) | $(ratio "$gr" "$gt") |
-| GET, no busy-poll, MB/s | | $gs ($gsl..$gsh) | $(ratio "$gs" "$gt") |
-| PUT (Read chunk), MB/s | $pt ($ptl..$pth) | $pr ($prl..$prh) | $(ratio "$pr" "$pt") |
-| uiw-perf write_bw, MB/s | | $wb ($wbl..$wbh) | GET / write_bw: $(ratio "$gr" "$wb") |
-EOF
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "n/a"}'; }
+# one table row: LABEL OP
+row() {
+	# shellcheck disable=SC2046
+	set -- "$1" $(med "$2" tcp) $(med "$2" tcp 4) $(med "$2" rdma) $(med "$2" rdma 4) \
+		$(med "$2" rdma-sleep) $(med "$2" rdma-sleep 4)
+	# $2..$4 TCP, $5 its CPU; $8..$10 busy-poll, $11 CPU; $14..$16 blocking, $17 CPU
+	printf '| %s | %s (%s..%s) | %s | %s (%s..%s) | %s | %s / %s | %s (%s..%s) | %s | %s / %s |\n' \
+		"$1" "$2" "$3" "$4" "$5" "$8" "$9" "${10}" "${11}" "$(ratio "$8" "$2")" \
+		"$(ratio "${11}" "$5")" "${14}" "${15}" "${16}" "${17}" "$(ratio "${14}" "$2")" \
+		"$(ratio "${17}" "$5")"
+}
+cat <<TABLE
+CPU: user + system time of the client and the server per call, in us
+(/usr/bin/time and /proc/PID/stat; medians).  busy-poll: both
+RPC-over-RDMA sides poll 50 us for each reply before they sleep (the
+default); blocking: --poll-us -1 on both, as libtirpc TCP blocks, the
+like-for-like column.
+
+| bulk example, $SIZE, one call at a time | libtirpc TCP | CPU | RPC-over-RDMA, busy-poll | CPU | RDMA/TCP speed / CPU | RPC-over-RDMA, blocking | CPU | RDMA/TCP speed / CPU |
+|---|---|---|---|---|---|---|---|---|
+$(row "NULL, calls/s" null)
+$(row "GET (Write chunk), MB/s" get)
+$(row "PUT (Read chunk), MB/s" put)
+TABLE
+# shellcheck disable=SC2046
+set -- $(med perf rdma) $(med get rdma)
+printf '\nuiw-perf write_bw %s: %s MB/s (same run); RPC GET (busy-poll) / write_bw: %s\n' \
+	"$SIZE" "$1" "$(ratio "$4" "$1")"
+if [ "$failed" -gt 0 ]; then
+	echo "rpc-bench: $failed runs failed (above)" >&2
+	exit 1
+fi

@@ -1435,6 +1435,8 @@ START_TEST(test_api_destroy_live_qp)
 	ck_assert_int_eq(ev.status, -ECONNABORTED); /* aborted here, */
 	ck_assert_int_eq(ev.term_flags, 0);	     /* not by a TERMINATE */
 	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	/* a reset, not a clean close: no FIN went ahead of the RST */
+	ck_assert_int_eq(ev.status, -ECONNRESET);
 	want_flushed_once(cli.cq, 60, 2, 0, cli.qp, uiw_qp_num(cli.qp));
 	/* the id stays, without a QP */
 	ck_assert_int_eq(uiw_disconnect(srv.id), -EINVAL);

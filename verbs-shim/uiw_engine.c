@@ -477,7 +477,10 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 /* The connection is over: end the I/O in flight (the socket's shutdown ends
  * a read and a send, the cancel a connect); the socket is closed once all
  * of it completed.  @reset: SO_LINGER 0 makes the close a RST that frees
- * the kernel's send queue (a peer that stopped reading cannot hold it). */
+ * the kernel's send queue (a peer that stopped reading cannot hold it);
+ * then no FIN goes first (a shutdown for writing would send one, and the
+ * peer would take the end for a clean close): the read ends by a shutdown
+ * for reading only, a send in flight by a cancel. */
 static void begin_close(struct uiw_cm_id *id, int reset)
 {
 	id->closing = 1;
@@ -485,8 +488,13 @@ static void begin_close(struct uiw_cm_id *id, int reset)
 		struct linger lg = {.l_onoff = 1, .l_linger = 0};
 
 		setsockopt(id->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		id->close_reset = 1;
+		shutdown(id->fd, SHUT_RD);
+		if (id->tx_busy)
+			op_cancel(id, &id->op_tx, &id->tx_cancel);
+	} else {
+		shutdown(id->fd, SHUT_RDWR);
 	}
-	shutdown(id->fd, SHUT_RDWR);
 	if (id->misc_busy)
 		op_cancel(id, &id->op_misc, &id->misc_cancel);
 }
@@ -653,6 +661,9 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			     (id->rx_busy ? 0 : UIW_CONN_RX_IDLE) | (id->tx_busy ? 0 : UIW_CONN_TX_IDLE),
 			     deadline);
 
+	/* a reset's cancel of the send in flight that found no SQE: again */
+	if (id->closing && id->close_reset && id->tx_busy)
+		op_cancel(id, &id->op_tx, &id->tx_cancel);
 	/* over: close the socket once nothing is in flight */
 	if (id->closing && !inflight(id)) {
 		close(id->fd);

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -312,6 +313,92 @@ static int post_read(struct rdma_cm_id *id, struct side *s, struct side *peer)
 	w.wr.rdma.remote_addr = (uintptr_t)peer->buf;
 	w.wr.rdma.rkey = peer->mr->rkey;
 	return ibv_post_send(id->qp, &w, &bad);
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* an id connecting to @sin, a refused port (ADDR/ROUTE_RESOLVED taken) */
+static struct rdma_cm_id *refused_id(struct rdma_event_channel *ch, const struct sockaddr_in *sin,
+				     struct side *s)
+{
+	struct rdma_cm_id *id;
+
+	CHECK(!p_rdma_create_id(ch, &id, s, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	CHECK(!p_rdma_resolve_addr(id, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
+	      strerror(errno));
+	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(!p_rdma_resolve_route(id, 2000), "rdma_resolve_route: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	make_qp(id, s);
+	CHECK(!p_rdma_connect(id, NULL), "rdma_connect: %s", strerror(errno));
+	return id;
+}
+
+/*
+ * A refused connect is tried again for about 500 ms before the program
+ * hears of it (the library's retry, for perftest -R).  An id destroyed
+ * while a retry is due must take the retry with it: no event for it later,
+ * no access to it (AddressSanitizer in make check SAN=address), whichever
+ * moment of the retries the destruction falls on.
+ */
+static void retry_then_destroy(void)
+{
+	static const unsigned delays_ms[] = {0, 3, 10, 25, 45, 110};
+	struct rdma_event_channel *ch = p_rdma_create_event_channel();
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sin);
+	struct rdma_cm_event *ev;
+	struct side ctl, v;
+	struct rdma_cm_id *id;
+	uint64_t t0, took;
+	int fd;
+
+	CHECK(ch, "rdma_create_event_channel: %s", strerror(errno));
+	/* a port that refuses: bound, never listening, held for the test */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
+		      !getsockname(fd, (struct sockaddr *)&sin, &sl),
+	      "a bound socket: %s", strerror(errno));
+
+	/* the control: the refusal reaches the program only after the retries */
+	memset(&ctl, 0, sizeof(ctl));
+	t0 = ms_now();
+	id = refused_id(ch, &sin, &ctl);
+	ev = expect(ch, RDMA_CM_EVENT_REJECTED);
+	took = ms_now() - t0;
+	CHECK(ev->id == id, "REJECTED for another id");
+	CHECK(took >= 400, "the refusal came after %llu ms: no retries to race", (unsigned long long)took);
+	p_rdma_ack_cm_event(ev);
+	p_rdma_destroy_qp(id);
+	CHECK(!p_rdma_destroy_id(id), "rdma_destroy_id");
+	CHECK(!p_ibv_dereg_mr(ctl.mr) && !p_ibv_destroy_cq(ctl.cq) && !p_ibv_dealloc_pd(ctl.pd), "tear down");
+
+	for (unsigned i = 0; i < sizeof(delays_ms) / sizeof(delays_ms[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		id = refused_id(ch, &sin, &v);
+		usleep(delays_ms[i] * 1000);
+		p_rdma_destroy_qp(id);
+		CHECK(!p_rdma_destroy_id(id), "rdma_destroy_id %u ms into the retries: %s", delays_ms[i],
+		      strerror(errno));
+		CHECK(!p_ibv_dereg_mr(v.mr) && !p_ibv_destroy_cq(v.cq) && !p_ibv_dealloc_pd(v.pd),
+		      "tear down");
+	}
+	/* past every retry's time: nothing for the destroyed ids */
+	usleep(700 * 1000);
+	nonblock(ch->fd);
+	CHECK(p_rdma_get_cm_event(ch, &ev) && errno == EAGAIN, "an event after the ids were destroyed");
+	close(fd);
+	p_rdma_destroy_event_channel(ch);
+	printf("ok: a refused connect reported after %llu ms of retries; ids destroyed 0..110 ms into "
+	       "them: no event, no access afterwards\n",
+	       (unsigned long long)took);
 }
 
 int main(void)
@@ -786,6 +873,8 @@ int main(void)
 		       "ibv_query_qp_data_in_order 0, ibv_get_pkey_index, fork UNNEEDED, imports and "
 		       "multicast EOPNOTSUPP, rdma_notify 0, rdma_destroy_srq\n");
 	}
+
+	retry_then_destroy();
 
 	/* ---- disconnect and tear down */
 	{
