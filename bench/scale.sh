@@ -10,7 +10,8 @@
 # are in flight in all (at least one per QP).  Reports per N the median
 # aggregate bandwidth with min..max, its ratio to one QP and to raw TCP
 # (uiw-perf tcp_bw, one connection, in each repetition: the better of
-# SIZE-octet and MSS-size (MSS octets) writes, as bench/compare), and the client's
+# SIZE-octet and MSS-size (MSS octets) writes, as bench/compare) and to raw
+# TCP over N connections (MSS writes, same repetition), and the client's
 # peak RSS; then the memory of an idle QP: the client's peak RSS with N QPs
 # that each move one 8-octet Write, (RSS(N) - RSS(1)) / (N - 1).
 # Defaults: 3 repetitions of 3 s, 64 KiB Writes.  Needs `make` first.
@@ -32,7 +33,7 @@ while getopts r:D:s:q:E:h o; do
 	q) QS=$OPTARG ;;
 	E) ENG=$OPTARG ;;
 	*)
-		sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
 		[ "$o" = h ] && exit 0
 		exit 2
 		;;
@@ -104,13 +105,20 @@ for r in $(seq 1 "$REPS"); do
 		res=$(run write_bw "$q" "$t" "$SIZE" -D "$SECS")
 		echo "  rep $r: $q QPs (depth $t): $res"
 		echo "$res" >>"$TMP/bw.$q"
+		# raw TCP over as many connections (segment-size writes): what
+		# the kernel itself keeps of one connection's rate with N
+		if [ "$q" -gt 1 ]; then
+			res=$(run tcp_bw "$q" "$t" "${MSS:-65483}" -D "$SECS")
+			echo "  rep $r: raw TCP, $q connections: $res"
+			echo "$res" >>"$TMP/tcp.$q"
+		fi
 	done
 done
 base=
 set -- $(grep -v fail "$TMP/bw.tcp" | awk '{print $1}' | median)
 tcp=$1
 printf '\nraw TCP (uiw-perf tcp_bw, one connection, the better of %s and %s-octet writes), same run: %s MB/s median (%s..%s)\n' "$SIZE" "${MSS:-65483}" "$1" "$2" "$3"
-printf '\n| QPs | depth per QP | MB/s median (min..max) | ratio to 1 QP | ratio to raw TCP | client peak RSS |\n|---|---|---|---|---|---|\n'
+printf '\n| QPs | depth per QP | MB/s median (min..max) | ratio to 1 QP | ratio to raw TCP | raw TCP, as many connections, MB/s | ratio to it | client peak RSS |\n|---|---|---|---|---|---|---|---|\n'
 for q in $QS; do
 	t=$((128 / q))
 	[ $t -lt 1 ] && t=1
@@ -122,8 +130,14 @@ for q in $QS; do
 	[ -z "$base" ] && base=$med
 	ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
 	rtcp=$(awk -v a="$med" -v b="$tcp" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
-	printf '| %s | %s | %s (%s..%s) | %s | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" "$rtcp" \
-		"$(awk -v k="${rss:-0}" 'BEGIN {printf "%.1f", k / 1024}')"
+	if [ "$q" -gt 1 ]; then
+		tq=$(grep -v fail "$TMP/tcp.$q" 2>/dev/null | awk '{print $1}' | median | awk '{print $1}')
+	else
+		tq=$tcp
+	fi
+	rtq=$(awk -v a="$med" -v b="${tq:-0}" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
+	printf '| %s | %s | %s (%s..%s) | %s | %s | %s | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" "$rtcp" \
+		"${tq:--}" "$rtq" "$(awk -v k="${rss:-0}" 'BEGIN {printf "%.1f", k / 1024}')"
 	fails=$(grep -c fail "$TMP/bw.$q")
 	[ "$fails" -gt 0 ] && echo "  ($fails of $REPS runs with $q QPs failed)"
 done

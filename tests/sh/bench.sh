@@ -59,7 +59,7 @@ fi
 
 # bench/scale.sh: every run measured (it exits 1 otherwise)
 if UIW_BIN=$BIN timeout 120 sh bench/scale.sh -r 1 -D 1 -q "1 4" >"$TMP/scale.log" 2>&1; then
-	if grep -q '^| 4 | 32 | [0-9]' "$TMP/scale.log"; then
+	if grep -q "^| 4 | 32 | [0-9]" "$TMP/scale.log"; then
 		pass "bench/scale.sh: 1 and 4 QPs measured"
 	else
 		fail "bench/scale.sh: no figure for 4 QPs: $(tail -n 5 "$TMP/scale.log")"
