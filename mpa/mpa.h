@@ -320,6 +320,7 @@ struct mpa_conn {
 	uint8_t *tx_bounce; /* copy of a partly sent FPDU kept by mpa_tx_discard() */
 	unsigned tx_iov_per_slot;
 	unsigned tx_mk_per_slot;
+	size_t tx_flat_cap; /* markers on: the largest FPDU on the wire */
 	unsigned tx_head;  /* oldest queued slot */
 	unsigned tx_count; /* queued slots */
 	size_t tx_off;	   /* octets of the oldest slot already sent */

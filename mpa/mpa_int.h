@@ -13,6 +13,11 @@ struct mpa_tx_slot {
 	unsigned niov;
 	size_t len; /* octets on the wire, markers included */
 	void *cookie;
+	/* markers on: the FPDU's wire octets in one run (c->tx_flat_cap
+	 * octets, allocated on first use), what mpa_tx_pending() lends; @iov
+	 * still names the sources, for mpa_tx_refs() and mpa_tx_discard() */
+	uint8_t *flat;
+	int flat_used;
 };
 
 /* Record an MPA-level failure: state ERROR, TERMINATE triple, -errno. */
