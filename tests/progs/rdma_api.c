@@ -249,6 +249,25 @@ static int post_send_buf(struct rdma_cm_id *id, struct side *s, uint32_t len, ui
 /* a connection from a new id on @cch to the listener on @lch (@sin): each
  * side gets its QP from @mk (make_qp() when NULL) before its connect or
  * accept (@ccp, @scp: their parameters); the accepted id in *@sidp */
+/* an id of @ch for @c (resolved, its QP made by @mk) that connects to @sin
+ * with @cp; ADDR_RESOLVED and ROUTE_RESOLVED taken */
+static struct rdma_cm_id *connect_id(struct rdma_event_channel *ch, const struct sockaddr_in *sin,
+				     struct side *c, void (*mk)(struct rdma_cm_id *, struct side *),
+				     struct rdma_conn_param *cp)
+{
+	struct rdma_cm_id *id;
+
+	CHECK(!p_rdma_create_id(ch, &id, c, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
+	CHECK(!p_rdma_resolve_addr(id, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
+	      strerror(errno));
+	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(!p_rdma_resolve_route(id, 2000), "rdma_resolve_route: %s", strerror(errno));
+	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	mk(id, c);
+	CHECK(!p_rdma_connect(id, cp), "rdma_connect: %s", strerror(errno));
+	return id;
+}
+
 static struct rdma_cm_id *pair_up(struct rdma_event_channel *lch, struct rdma_event_channel *cch,
 				  const struct sockaddr_in *sin, struct side *c, struct side *s,
 				  struct rdma_conn_param *ccp, struct rdma_conn_param *scp,
@@ -259,14 +278,7 @@ static struct rdma_cm_id *pair_up(struct rdma_event_channel *lch, struct rdma_ev
 
 	if (!mk)
 		mk = make_qp;
-	CHECK(!p_rdma_create_id(cch, &cid, c, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
-	CHECK(!p_rdma_resolve_addr(cid, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
-	      strerror(errno));
-	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	CHECK(!p_rdma_resolve_route(cid, 2000), "rdma_resolve_route: %s", strerror(errno));
-	p_rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	mk(cid, c);
-	CHECK(!p_rdma_connect(cid, ccp), "rdma_connect: %s", strerror(errno));
+	cid = connect_id(cch, sin, c, mk, ccp);
 	ev = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	*sidp = ev->id;
 	if (ccp)
@@ -323,23 +335,6 @@ static uint64_t ms_now(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* an id connecting to @sin, a refused port (ADDR/ROUTE_RESOLVED taken) */
-static struct rdma_cm_id *refused_id(struct rdma_event_channel *ch, const struct sockaddr_in *sin,
-				     struct side *s)
-{
-	struct rdma_cm_id *id;
-
-	CHECK(!p_rdma_create_id(ch, &id, s, RDMA_PS_TCP), "rdma_create_id: %s", strerror(errno));
-	CHECK(!p_rdma_resolve_addr(id, NULL, (struct sockaddr *)sin, 2000), "rdma_resolve_addr: %s",
-	      strerror(errno));
-	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	CHECK(!p_rdma_resolve_route(id, 2000), "rdma_resolve_route: %s", strerror(errno));
-	p_rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	make_qp(id, s);
-	CHECK(!p_rdma_connect(id, NULL), "rdma_connect: %s", strerror(errno));
-	return id;
-}
-
 /*
  * A refused connect is tried again for about 500 ms before the program
  * hears of it (the library's retry, for perftest -R).  An id destroyed
@@ -370,7 +365,7 @@ static void retry_then_destroy(void)
 	/* the control: the refusal reaches the program only after the retries */
 	memset(&ctl, 0, sizeof(ctl));
 	t0 = ms_now();
-	id = refused_id(ch, &sin, &ctl);
+	id = connect_id(ch, &sin, &ctl, make_qp, NULL);
 	ev = expect(ch, RDMA_CM_EVENT_REJECTED);
 	took = ms_now() - t0;
 	CHECK(ev->id == id, "REJECTED for another id");
@@ -382,7 +377,7 @@ static void retry_then_destroy(void)
 
 	for (unsigned i = 0; i < sizeof(delays_ms) / sizeof(delays_ms[0]); i++) {
 		memset(&v, 0, sizeof(v));
-		id = refused_id(ch, &sin, &v);
+		id = connect_id(ch, &sin, &v, make_qp, NULL);
 		usleep(delays_ms[i] * 1000);
 		p_rdma_destroy_qp(id);
 		CHECK(!p_rdma_destroy_id(id), "rdma_destroy_id %u ms into the retries: %s", delays_ms[i],
