@@ -88,7 +88,6 @@ one() { # transport op (transport rdma-sleep: both sides --poll-us -1)
 	*) p=$RP2 t=rdma pa="--poll-us -1" sp=$SPID2 ;;
 	esac
 	s0=$(ticks "$sp")
-	: >"$TMP/one.json"
 	# shellcheck disable=SC2086
 	timeout $((SECS * 3 + 20)) /usr/bin/time -f '%U %S' -o "$TMP/ctime" "$EX/bulk_client" --"$t" $pa \
 		-p "$p" -o "$2" -s "$SIZE" -D "$SECS" --json -q 127.0.0.1 >"$TMP/one.json" 2>>"$TMP/err.log"

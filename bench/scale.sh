@@ -88,6 +88,8 @@ run() {
 	echo "$out"
 }
 
+# A / B with two decimals, "-" without a figure
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}'; }
 median() { sort -n | awk '{a[NR] = $1} END {if (NR) printf "%s %s %s", a[int((NR + 1) / 2)], a[1], a[NR]; else print "- - -"}'; }
 
 echo "uiwarp scale: write_bw $SIZE, $REPS x $SECS s per QP count, $ENG engine thread(s) per context, $(nproc) CPUs, $(uname -r)"
@@ -128,14 +130,14 @@ for q in $QS; do
 	hi=$3
 	rss=$(grep -v fail "$TMP/bw.$q" | awk '{print $2}' | sort -n | tail -n 1)
 	[ -z "$base" ] && base=$med
-	ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
-	rtcp=$(awk -v a="$med" -v b="$tcp" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
+	ratio=$(ratio "$med" "$base")
+	rtcp=$(ratio "$med" "$tcp")
 	if [ "$q" -gt 1 ]; then
 		tq=$(grep -v fail "$TMP/tcp.$q" 2>/dev/null | awk '{print $1}' | median | awk '{print $1}')
 	else
 		tq=$tcp
 	fi
-	rtq=$(awk -v a="$med" -v b="${tq:-0}" 'BEGIN {if (b > 0 && a != "-") printf "%.2f", a / b; else print "-"}')
+	rtq=$(ratio "$med" "${tq:-0}")
 	printf '| %s | %s | %s (%s..%s) | %s | %s | %s | %s | %s MB |\n' "$q" "$t" "$med" "$lo" "$hi" "$ratio" "$rtcp" \
 		"${tq:--}" "$rtq" "$(awk -v k="${rss:-0}" 'BEGIN {printf "%.1f", k / 1024}')"
 	fails=$(grep -c fail "$TMP/bw.$q")

@@ -132,6 +132,18 @@ static void emit(struct fpdu_build *b, const uint8_t *p, size_t len)
 	}
 }
 
+/* @s's iovecs, in order, into @dst; returns the octets copied (@s->len) */
+static size_t slot_gather(const struct mpa_tx_slot *s, uint8_t *dst)
+{
+	size_t off = 0;
+
+	for (unsigned j = 0; j < s->niov; j++) {
+		memcpy(dst + off, s->iov[j].iov_base, s->iov[j].iov_len);
+		off += s->iov[j].iov_len;
+	}
+	return off;
+}
+
 /*
  * Markers on: copy @s's wire octets into one run, its flat buffer.  With a
  * marker every 508 octets an FPDU of 64 KiB is some 260 iovecs: the kernel
@@ -146,17 +158,12 @@ static void emit(struct fpdu_build *b, const uint8_t *p, size_t len)
  */
 static int tx_flatten(struct mpa_conn *c, struct mpa_tx_slot *s)
 {
-	size_t off = 0;
-
 	s->flat_used = 0;
 	if (!s->flat && !(s->flat = malloc(c->tx_flat_cap)))
 		return 0;
 	if (s->len > c->tx_flat_cap)
 		return 0; /* cannot happen: the slot's iovecs are sized from the same bound */
-	for (unsigned j = 0; j < s->niov; j++) {
-		memcpy(s->flat + off, s->iov[j].iov_base, s->iov[j].iov_len);
-		off += s->iov[j].iov_len;
-	}
+	slot_gather(s, s->flat);
 	s->flat_used = 1;
 	return 1;
 }
@@ -264,14 +271,13 @@ int mpa_tx_discard(struct mpa_conn *c)
 			struct mpa_tx_slot *s = &c->tx_slots[(c->tx_head + i) % c->cfg.tx_depth];
 			size_t start = off;
 
+			/* from the flat copy if any: the octets the CRC and the
+			 * part already sent were taken from */
 			if (s->flat_used) {
 				memcpy(copy + off, s->flat, s->len);
 				off += s->len;
 			} else {
-				for (unsigned j = 0; j < s->niov; j++) {
-					memcpy(copy + off, s->iov[j].iov_base, s->iov[j].iov_len);
-					off += s->iov[j].iov_len;
-				}
+				off += slot_gather(s, copy + off);
 			}
 			s->iov[0].iov_base = copy + start;
 			s->iov[0].iov_len = off - start;

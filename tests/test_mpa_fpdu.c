@@ -73,17 +73,16 @@ END_TEST
 
 /* Markers on: an FPDU leaves as one run (its flat copy: one iovec for the
  * send, one CRC call), the same octets the iovec walk would send: the
- * responder finds every marker and the CRC good, at payload lengths that
- * put a marker at every offset of the CRC field and PAD, in FPDUs of a few
- * hundred octets to 60 KiB; the queued FPDU still names its source for
- * deregistration (mpa_tx_refs). */
+ * responder finds every marker and the CRC good, in 80 FPDUs of a few
+ * hundred octets to 60 KiB whose lengths (runs of 16) move the markers
+ * across the header, PAD and CRC field; the queued FPDU still names its
+ * source for deregistration (mpa_tx_refs). */
 START_TEST(markers_flat_fpdu)
 {
 	static const size_t base[] = {500, 1000, 4093, 30001, 60000};
 	struct tp_pair p;
 	uint8_t *src = malloc(60100), *wire = malloc(70000);
 	size_t want = 0;
-
 	struct mpa_cfg a, r;
 
 	ck_assert_ptr_nonnull(src);

@@ -488,7 +488,6 @@ static void begin_close(struct uiw_cm_id *id, int reset)
 		struct linger lg = {.l_onoff = 1, .l_linger = 0};
 
 		setsockopt(id->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		id->close_reset = 1;
 		shutdown(id->fd, SHUT_RD);
 		if (id->tx_busy)
 			op_cancel(id, &id->op_tx, &id->tx_cancel);
@@ -661,8 +660,9 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			     (id->rx_busy ? 0 : UIW_CONN_RX_IDLE) | (id->tx_busy ? 0 : UIW_CONN_TX_IDLE),
 			     deadline);
 
-	/* a reset's cancel of the send in flight that found no SQE: again */
-	if (id->closing && id->close_reset && id->tx_busy)
+	/* a reset's cancel of the send in flight that found no SQE: again
+	 * (the connection, closed, keeps how: begin_close() had @conn.reset) */
+	if (id->closing && id->conn.reset && id->tx_busy)
 		op_cancel(id, &id->op_tx, &id->tx_cancel);
 	/* over: close the socket once nothing is in flight */
 	if (id->closing && !inflight(id)) {

@@ -226,7 +226,6 @@ struct uiw_cm_id {
 	int rx_app;    /* the read in flight was lent application memory (not stage/discard) */
 	int rx_cancel, tx_cancel, misc_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
 	int closing; /* @conn is over: I/O in flight is being ended, then close */
-	int close_reset; /* ... by a reset (no FIN first: begin_close()) */
 	int rx_niov; /* iovecs of the read in flight (conn.rx_iov, or the stage) */
 	int tx_niov; /* iovecs of the send in flight (conn.tx_iov) */
 	struct msghdr tx_msg;
