@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1536,6 +1537,155 @@ START_TEST(test_api_send_burst)
 }
 END_TEST
 
+/* What the application does to a connection while the posting thread is
+ * sending a burst of small Sends itself (engine_send_now(): progress-thread
+ * mode, one post per WR) and the engine thread sends the rest. */
+enum { RACE_CLI_ERR, RACE_CLI_DISC, RACE_SRV_ERR, RACE_SRV_DISC, RACE_NACTIONS };
+
+struct race_act {
+	struct ta_side *side;
+	int action;
+	unsigned delay_us;
+	int ret;
+};
+
+static void *race_act_main(void *p)
+{
+	struct race_act *a = p;
+	struct uiw_qp_attr qa = {.qp_state = UIW_QPS_ERR};
+
+	usleep(a->delay_us);
+	if (a->action == RACE_CLI_ERR || a->action == RACE_SRV_ERR)
+		a->ret = uiw_modify_qp(a->side->qp, &qa, UIW_QP_STATE);
+	else
+		a->ret = uiw_disconnect(a->side->id);
+	return NULL;
+}
+
+/* Posts up to 400 signalled 8-octet Sends (payload: their number) one at a
+ * time from this thread while another thread, after a delay (none, 100 us,
+ * 400 us, 1.5 ms), moves one side's QP to error or disconnects it
+ * (_i: RACE_*).  Whatever the moment: every Send that was posted completes
+ * exactly once, in order, successes before flushes; every receive
+ * completes exactly once, the successful ones in order and carrying the
+ * Send of their rank (nothing lost, repeated or reordered before the
+ * cut); no more Sends arrive than completed; both sides report
+ * DISCONNECTED; nothing waits for an unrelated wake-up. */
+START_TEST(test_api_send_burst_race)
+{
+	enum { N = 200 }; /* the receives flushed at once fit the 256-entry CQ */
+	static const unsigned delays[] = {0, 100, 400, 1500};
+
+	for (unsigned d = 0; d < sizeof(delays) / sizeof(delays[0]); d++) {
+		struct ta_side srv, cli;
+		struct uiw_cm_id *lid;
+		struct uiw_cm_event ev;
+		struct race_act act;
+		pthread_t t;
+		struct uiw_wc wc;
+		unsigned posted = 0, s_done = 0, s_ok = 0, r_done = 0, r_ok = 0;
+		int s_flushed = 0, r_failed = 0, posting = 1;
+		uint64_t end;
+
+		side_open(&srv, NULL, 0);
+		side_open(&cli, NULL, 0);
+		ta_all[0] = &srv;
+		ta_all[1] = &cli;
+		srv.qp = side_qp_q(&srv, 16, 256);
+		cli.qp = side_qp(&cli);
+		srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1",
+				    listen_on(&srv, "127.0.0.1", &lid), &cli.id);
+		for (unsigned i = 0; i < N; i++)
+			post_recv_to(&srv, srv.qp, 10000 + i, 8 * i, 8);
+		for (unsigned i = 0; i < N; i++)
+			memcpy(cli.buf + 8 * i, &(uint64_t){i}, 8);
+		act = (struct race_act){_i == RACE_CLI_ERR || _i == RACE_CLI_DISC ? &cli : &srv, _i,
+					delays[d], 0};
+		ck_assert_int_eq(pthread_create(&t, NULL, race_act_main, &act), 0);
+		end = ms_now() + 5000;
+		while ((posting || s_done < posted) && ms_now() < end) {
+			if (posting && posted < N) {
+				struct uiw_sge sge = {(uintptr_t)(cli.buf + 8 * posted), 8, cli.mr->lkey};
+				struct uiw_send_wr wr = {.wr_id = posted, .sg_list = &sge, .num_sge = 1,
+							 .opcode = UIW_WR_SEND,
+							 .send_flags = UIW_SEND_SIGNALED};
+				int r = uiw_post_send(cli.qp, &wr, NULL);
+
+				if (!r)
+					posted++;
+				else if (r != -ENOMEM) /* a full queue: reap first */
+					posting = 0; /* closing: no more posts taken */
+			} else {
+				posting = 0;
+			}
+			while (uiw_poll_cq(cli.cq, 1, &wc) == 1) {
+				ck_assert_uint_eq(wc.wr_id, s_done); /* once each, in order */
+				if (wc.status == UIW_WC_SUCCESS) {
+					ck_assert_msg(!s_flushed, "Send %u succeeded after a flush", s_done);
+					s_ok++;
+				} else {
+					s_flushed = 1;
+				}
+				s_done++;
+			}
+			while (uiw_poll_cq(srv.cq, 1, &wc) == 1) {
+				ck_assert_uint_eq(wc.wr_id, 10000 + r_done); /* once each, in order */
+				if (wc.status == UIW_WC_SUCCESS) {
+					uint64_t v;
+
+					ck_assert_msg(!r_failed, "receive %u succeeded after a failed one", r_done);
+					ck_assert_uint_eq(wc.byte_len, 8);
+					memcpy(&v, srv.buf + 8 * r_done, 8);
+					ck_assert_uint_eq(v, r_done);
+					r_ok++;
+				} else {
+					r_failed = 1;
+				}
+				r_done++;
+			}
+		}
+		pthread_join(t, NULL);
+		ck_assert_int_eq(act.ret, 0);
+		ck_assert_msg(s_done == posted, "action %d after %u us: %u of %u Sends completed", _i,
+			      delays[d], s_done, posted);
+		/* the connection ends on both sides, whichever did what */
+		want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		/* the rest of the receives: flushed once each, after the QP's end */
+		end = ms_now() + 3000;
+		while (r_done < N && ms_now() < end) {
+			if (uiw_poll_cq(srv.cq, 1, &wc) != 1) {
+				usleep(1000);
+				continue;
+			}
+			ck_assert_uint_eq(wc.wr_id, 10000 + r_done);
+			if (wc.status == UIW_WC_SUCCESS) {
+				uint64_t v;
+
+				ck_assert(!r_failed);
+				memcpy(&v, srv.buf + 8 * r_done, 8);
+				ck_assert_uint_eq(v, r_done);
+				r_ok++;
+			} else {
+				r_failed = 1;
+			}
+			r_done++;
+		}
+		ck_assert_msg(r_done == N, "action %d after %u us: %u of %d receives completed", _i,
+			      delays[d], r_done, N);
+		ck_assert_msg(r_ok <= s_ok, "%u received, %u Sends completed", r_ok, s_ok);
+		/* nothing more on either CQ */
+		usleep(20000);
+		ck_assert_int_eq(uiw_poll_cq(cli.cq, 1, &wc), 0);
+		ck_assert_int_eq(uiw_poll_cq(srv.cq, 1, &wc), 0);
+		ck_assert_int_eq(uiw_destroy_id(lid), 0);
+		side_close(&cli);
+		side_close(&srv);
+		memset(ta_all, 0, sizeof(ta_all));
+	}
+}
+END_TEST
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1566,6 +1716,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_id_context);
 	tcase_add_loop_test(tc, test_api_destroy_live_qp, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
+	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
 	suite_add_tcase(s, tc);
 	return s;
 }
