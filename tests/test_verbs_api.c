@@ -23,6 +23,7 @@
 
 #include "mpa.h"
 #include "tests.h"
+#include "uiw_int.h" /* white box: a connection's state (test_api_destroy_lingering_qp) */
 #include "uiw_verbs.h"
 
 #define TA_WAIT_MS 10000
@@ -1478,6 +1479,68 @@ START_TEST(test_api_destroy_live_qp)
 }
 END_TEST
 
+/* (white box) the state of @id's connection, read under its context's lock */
+static enum uiw_conn_state id_conn_state(struct uiw_cm_id *id)
+{
+	enum uiw_conn_state st;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	st = id->conn.state;
+	pthread_mutex_unlock(&id->ctx->lock);
+	return st;
+}
+
+/* uiw_destroy_qp() after a graceful close whose FIN is out (the connection
+ * lingers for the peer's FIN; the peer here is a polled context nobody
+ * turns yet, so it stays there): the QP is detached without a reset, as
+ * the kernel closes; its receive is flushed once; the connection lingers
+ * on, and the peer sees a clean close (status 0), not the -ECONNRESET of an
+ * abortive destroy.  Before, every destroy of a connected QP reset it:
+ * perftest's server under uiw-run destroys its QPs right after
+ * rdma_disconnect(), and siw's client (slower, under emulation) then had
+ * its last Send fail. */
+START_TEST(test_api_destroy_lingering_qp)
+{
+	struct uiw_context_attr polled = {.mode = UIW_CTX_POLLED};
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	uint64_t end, t0;
+	uint32_t qpn;
+
+	pair_up(&srv, &cli, &polled, NULL, "127.0.0.1", &lid);
+	post_recv_to(&cli, cli.qp, 90, 0, 64);
+	ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+	/* the client's engine sends its FIN by itself: LINGER (nothing here
+	 * turns the server, which would answer with its own FIN) */
+	end = ms_now() + TA_WAIT_MS;
+	while (id_conn_state(cli.id) != UIW_CONN_LINGER && ms_now() < end)
+		usleep(1000);
+	ck_assert_int_eq(id_conn_state(cli.id), UIW_CONN_LINGER);
+	qpn = uiw_qp_num(cli.qp);
+	t0 = ms_now();
+	ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
+	cli.qp = NULL;
+	ck_assert_uint_lt(ms_now() - t0, 1000);
+	/* the connection still lingers, dropping what arrives: no reset */
+	ck_assert_int_eq(id_conn_state(cli.id), UIW_CONN_LINGER_DISCARD);
+	want_flushed_once(cli.cq, 90, 1, 0, NULL, qpn); /* (turns the server) */
+	/* the server, turned now, reads a FIN, not a RST, and answers with
+	 * its own, which ends the client's linger */
+	want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(ev.id, srv.id);
+	ck_assert_int_eq(ev.status, 0);
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_ptr_eq(ev.id, cli.id);
+	ck_assert_int_eq(ev.status, 0);
+	ck_assert_int_eq(ev.term_flags, 0);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
 /* More small Sends in one post than MPA queues FPDUs (its transmit depth,
  * 32): the posting thread sends what was queued (progress-thread mode) and
  * the rest must still go, at once.  It waited for an unrelated wake-up
@@ -1715,6 +1778,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_peer_addr);
 	tcase_add_test(tc, test_api_id_context);
 	tcase_add_loop_test(tc, test_api_destroy_live_qp, 0, 2);
+	tcase_add_test(tc, test_api_destroy_lingering_qp);
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
 	suite_add_tcase(s, tc);
