@@ -1541,6 +1541,80 @@ START_TEST(test_api_destroy_lingering_qp)
 }
 END_TEST
 
+/* The same detach while the peer's data is still arriving into this side's
+ * memory: the peer (polled, turned only to start its sending) has 12 MiB
+ * of Writes in a send the kernel carries on alone, and does not see the
+ * FIN; at six moments after the FIN left (at once to 2 ms: a read lent
+ * the region may be in flight, or a staged one) this side's QP is
+ * destroyed and its region deregistered.  A
+ * pattern written into the released memory then stays untouched while the
+ * peer's octets go on arriving (they are dropped), the peer's Writes all
+ * complete exactly once once it is turned again, and both sides report
+ * DISCONNECTED. */
+START_TEST(test_api_destroy_lingering_qp_inbound)
+{
+	static const unsigned delays[] = {0, 50, 200, 500, 1000, 2000};
+	struct uiw_context_attr polled = {.mode = UIW_CTX_POLLED};
+
+	for (unsigned d = 0; d < sizeof(delays) / sizeof(delays[0]); d++) {
+		enum { NW = 48 };
+		struct ta_side srv, cli;
+		struct uiw_cm_id *lid;
+		struct uiw_cm_event ev;
+		struct uiw_wc wc;
+		unsigned seen[NW] = {0}, done = 0;
+		uint64_t end;
+
+		pair_up(&srv, &cli, &polled, NULL, "127.0.0.1", &lid);
+		/* the server may send once the client did (RFC 5044 §7.1.2) */
+		post_op(&cli, cli.qp, UIW_WR_RDMA_WRITE, 100, 0, 64, (uintptr_t)srv.buf, srv.mr->rkey, 0);
+		want_ok(cli.cq, UIW_WC_RDMA_WRITE, 100, 64);
+		for (unsigned i = 0; i < NW; i++)
+			post_op(&srv, srv.qp, UIW_WR_RDMA_WRITE, i, 0, TA_BUF, (uintptr_t)cli.buf,
+				cli.mr->rkey, 0);
+		/* the server's sends start (what the socket does not take goes
+		 * by io_uring, which the kernel carries on); then it rests */
+		for (int i = 0; i < 4; i++)
+			ck_assert_int_eq(uiw_progress(srv.ctx, 0), 0);
+		ck_assert_int_eq(uiw_disconnect(cli.id), 0);
+		end = ms_now() + TA_WAIT_MS;
+		while (id_conn_state(cli.id) != UIW_CONN_LINGER && ms_now() < end)
+			usleep(50);
+		ck_assert_int_eq(id_conn_state(cli.id), UIW_CONN_LINGER);
+		usleep(delays[d]);
+		ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
+		cli.qp = NULL;
+		ck_assert_int_eq(uiw_dereg_mr(cli.mr), 0);
+		cli.mr = NULL;
+		memset(cli.buf, 0xA5, TA_BUF);
+		usleep(50000);
+		for (unsigned i = 0; i < TA_BUF; i++)
+			ck_assert_msg(cli.buf[i] == 0xA5, "delay %u us: octet %u of the released region "
+				      "changed to 0x%02x", delays[d], i, cli.buf[i]);
+		end = ms_now() + TA_WAIT_MS;
+		while (done < NW && ms_now() < end) {
+			if (uiw_poll_cq(srv.cq, 1, &wc) != 1) { /* (turns the server) */
+				usleep(1000);
+				continue;
+			}
+			ck_assert_uint_lt(wc.wr_id, NW);
+			ck_assert_msg(!seen[wc.wr_id]++, "Write %llu completed twice",
+				      (unsigned long long)wc.wr_id);
+			done++;
+		}
+		ck_assert_uint_eq(done, NW);
+		want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		ck_assert_int_eq(uiw_destroy_id(lid), 0);
+		/* the region is gone already: side_close() wants one */
+		ck_assert_int_eq(uiw_reg_mr(cli.pd, cli.buf, 64, UIW_ACCESS_LOCAL_WRITE, &cli.mr), 0);
+		side_close(&cli);
+		side_close(&srv);
+		memset(ta_all, 0, sizeof(ta_all));
+	}
+}
+END_TEST
+
 /* More small Sends in one post than MPA queues FPDUs (its transmit depth,
  * 32): the posting thread sends what was queued (progress-thread mode) and
  * the rest must still go, at once.  It waited for an unrelated wake-up
@@ -1779,6 +1853,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_id_context);
 	tcase_add_loop_test(tc, test_api_destroy_live_qp, 0, 2);
 	tcase_add_test(tc, test_api_destroy_lingering_qp);
+	tcase_add_test(tc, test_api_destroy_lingering_qp_inbound);
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
 	suite_add_tcase(s, tc);
