@@ -1699,7 +1699,28 @@ static void *race_act_main(void *p)
 	return NULL;
 }
 
-/* Posts up to 400 signalled 8-octet Sends (payload: their number) one at a
+/* One receive completion of the race, in posting order (wr_id 10000 + its
+ * rank): the successful ones come first and carry the Send of their rank
+ * (its number, 8 octets at offset 8 * rank). */
+static void race_recv_wc(const struct ta_side *srv, const struct uiw_wc *wc, unsigned *done,
+			 unsigned *ok, int *failed)
+{
+	ck_assert_uint_eq(wc->wr_id, 10000 + *done);
+	if (wc->status == UIW_WC_SUCCESS) {
+		uint64_t v;
+
+		ck_assert_msg(!*failed, "receive %u succeeded after a failed one", *done);
+		ck_assert_uint_eq(wc->byte_len, 8);
+		memcpy(&v, srv->buf + 8 * *done, 8);
+		ck_assert_uint_eq(v, *done);
+		(*ok)++;
+	} else {
+		*failed = 1;
+	}
+	(*done)++;
+}
+
+/* Posts up to 200 signalled 8-octet Sends (payload: their number) one at a
  * time from this thread while another thread, after a delay (none, 100 us,
  * 400 us, 1.5 ms), moves one side's QP to error or disconnects it
  * (_i: RACE_*).  Whatever the moment: every Send that was posted completes
@@ -1765,21 +1786,8 @@ START_TEST(test_api_send_burst_race)
 				}
 				s_done++;
 			}
-			while (uiw_poll_cq(srv.cq, 1, &wc) == 1) {
-				ck_assert_uint_eq(wc.wr_id, 10000 + r_done); /* once each, in order */
-				if (wc.status == UIW_WC_SUCCESS) {
-					uint64_t v;
-
-					ck_assert_msg(!r_failed, "receive %u succeeded after a failed one", r_done);
-					ck_assert_uint_eq(wc.byte_len, 8);
-					memcpy(&v, srv.buf + 8 * r_done, 8);
-					ck_assert_uint_eq(v, r_done);
-					r_ok++;
-				} else {
-					r_failed = 1;
-				}
-				r_done++;
-			}
+			while (uiw_poll_cq(srv.cq, 1, &wc) == 1)
+				race_recv_wc(&srv, &wc, &r_done, &r_ok, &r_failed);
 		}
 		pthread_join(t, NULL);
 		ck_assert_int_eq(act.ret, 0);
@@ -1795,18 +1803,7 @@ START_TEST(test_api_send_burst_race)
 				usleep(1000);
 				continue;
 			}
-			ck_assert_uint_eq(wc.wr_id, 10000 + r_done);
-			if (wc.status == UIW_WC_SUCCESS) {
-				uint64_t v;
-
-				ck_assert(!r_failed);
-				memcpy(&v, srv.buf + 8 * r_done, 8);
-				ck_assert_uint_eq(v, r_done);
-				r_ok++;
-			} else {
-				r_failed = 1;
-			}
-			r_done++;
+			race_recv_wc(&srv, &wc, &r_done, &r_ok, &r_failed);
 		}
 		ck_assert_msg(r_done == N, "action %d after %u us: %u of %d receives completed", _i,
 			      delays[d], r_done, N);
