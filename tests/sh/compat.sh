@@ -33,7 +33,8 @@
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
 #     result line; with -a -n 5: 23 result lines, 2 octets to 8 MiB; with
 #     -s 4000 -n 300 (and --report_gbits for the _bw tests): that line, in
-#     the unit asked for;
+#     the unit asked for; ib_{write,read,send}_bw -R crossed with uiwarp's
+#     own uiw-perf --perftest, each as the server and as the client;
 #   - tests/progs/rdma_api under uiw-run: non-blocking channels,
 #     rdma_migrate_id, private data both ways and with rdma_reject, IRD/ORD
 #     of the request, IRD/ORD 0 (a Read refused both ways), QPs with no
@@ -445,6 +446,24 @@ if command -v ib_write_bw >/dev/null 2>&1; then
 			else
 				fail "$p -R -s 4000 -n 300${opt:+ $opt}: no result line in $unit: $(tail -c 300 "$TMP/$p-s.c.out")"
 			fi
+		fi
+	done
+	# crossed with uiwarp's own perftest speaker (uiw-perf --perftest, no
+	# libibverbs): each as the server and as the client, 64 KiB x 200
+	for t in write read send; do
+		if pair "x-$t-pt" $RUN "ib_${t}_bw" -R -n 200 -s 65536 -- \
+			"$BIN/uiw-perf" "${t}_bw" --perftest -n 200 -s 65536 127.0.0.1; then
+			grep -qE '^ +65536 +200 ' "$TMP/x-$t-pt.c.out" &&
+				awk '/#bytes/ { getline; print; exit }' "$TMP/x-$t-pt.s.out" | grep -qE '^ +65536 +200 ' &&
+				pass "uiw-run ib_${t}_bw -R server, uiw-perf ${t}_bw --perftest client: both exit 0 with 65536 x 200" ||
+				fail "ib_${t}_bw / uiw-perf --perftest: no result line: $(tail -c 300 "$TMP/x-$t-pt.c.out")"
+		fi
+		if pair "x-$t-up" "$BIN/uiw-perf" "${t}_bw" --perftest -n 200 -s 65536 -B 127.0.0.1 -- \
+			$RUN "ib_${t}_bw" -R -n 200 -s 65536 127.0.0.1; then
+			awk '/#bytes/ { getline; print; exit }' "$TMP/x-$t-up.c.out" | grep -qE '^ +65536 +200 ' &&
+				grep -qE '^ +65536 +200 ' "$TMP/x-$t-up.s.out" &&
+				pass "uiw-perf ${t}_bw --perftest server, uiw-run ib_${t}_bw -R client: both exit 0 with 65536 x 200" ||
+				fail "uiw-perf --perftest / ib_${t}_bw: no result line: $(tail -c 300 "$TMP/x-$t-up.c.out")"
 		fi
 	done
 else
