@@ -1490,6 +1490,16 @@ static enum uiw_conn_state id_conn_state(struct uiw_cm_id *id)
 	return st;
 }
 
+/* wait (bounded) until @id's graceful close sent its FIN and lingers */
+static void wait_lingering(struct uiw_cm_id *id)
+{
+	uint64_t end = ms_now() + TA_WAIT_MS;
+
+	while (id_conn_state(id) != UIW_CONN_LINGER && ms_now() < end)
+		usleep(50);
+	ck_assert_int_eq(id_conn_state(id), UIW_CONN_LINGER);
+}
+
 /* uiw_destroy_qp() after a graceful close whose FIN is out (the connection
  * lingers for the peer's FIN; the peer here is a polled context nobody
  * turns yet, so it stays there): the QP is detached without a reset, as
@@ -1505,7 +1515,7 @@ START_TEST(test_api_destroy_lingering_qp)
 	struct ta_side srv, cli;
 	struct uiw_cm_id *lid;
 	struct uiw_cm_event ev;
-	uint64_t end, t0;
+	uint64_t t0;
 	uint32_t qpn;
 
 	pair_up(&srv, &cli, &polled, NULL, "127.0.0.1", &lid);
@@ -1513,10 +1523,7 @@ START_TEST(test_api_destroy_lingering_qp)
 	ck_assert_int_eq(uiw_disconnect(cli.id), 0);
 	/* the client's engine sends its FIN by itself: LINGER (nothing here
 	 * turns the server, which would answer with its own FIN) */
-	end = ms_now() + TA_WAIT_MS;
-	while (id_conn_state(cli.id) != UIW_CONN_LINGER && ms_now() < end)
-		usleep(1000);
-	ck_assert_int_eq(id_conn_state(cli.id), UIW_CONN_LINGER);
+	wait_lingering(cli.id);
 	qpn = uiw_qp_num(cli.qp);
 	t0 = ms_now();
 	ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
@@ -1546,11 +1553,10 @@ END_TEST
  * of Writes in a send the kernel carries on alone, and does not see the
  * FIN; at six moments after the FIN left (at once to 2 ms: a read lent
  * the region may be in flight, or a staged one) this side's QP is
- * destroyed and its region deregistered.  A
- * pattern written into the released memory then stays untouched while the
- * peer's octets go on arriving (they are dropped), the peer's Writes all
- * complete exactly once once it is turned again, and both sides report
- * DISCONNECTED. */
+ * destroyed and its region deregistered.  A pattern written into the
+ * released memory then stays untouched while the peer's octets go on
+ * arriving (they are dropped), the peer's Writes all complete exactly once
+ * once it is turned again, and both sides report DISCONNECTED. */
 START_TEST(test_api_destroy_lingering_qp_inbound)
 {
 	static const unsigned delays[] = {0, 50, 200, 500, 1000, 2000};
@@ -1577,10 +1583,7 @@ START_TEST(test_api_destroy_lingering_qp_inbound)
 		for (int i = 0; i < 4; i++)
 			ck_assert_int_eq(uiw_progress(srv.ctx, 0), 0);
 		ck_assert_int_eq(uiw_disconnect(cli.id), 0);
-		end = ms_now() + TA_WAIT_MS;
-		while (id_conn_state(cli.id) != UIW_CONN_LINGER && ms_now() < end)
-			usleep(50);
-		ck_assert_int_eq(id_conn_state(cli.id), UIW_CONN_LINGER);
+		wait_lingering(cli.id);
 		usleep(delays[d]);
 		ck_assert_int_eq(uiw_destroy_qp(cli.qp), 0);
 		cli.qp = NULL;

@@ -724,28 +724,27 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
  * drops what arrives), and the connection lingers on its own until the
  * peer's FIN or its bound, then reports DISCONNECTED.  A peer still
  * finishing its side (perftest's last Send, siw under emulation) is not
- * cut by a RST.  0: detached (or detached meanwhile by uiw_destroy_id());
- * -ETIMEDOUT: the I/O did not end in time, the caller aborts.
+ * cut by a RST.  The QP stays attached when that I/O did not end in time:
+ * the caller then detaches it abortively.
  */
-static int qp_detach_lingering(struct uiw_context *ctx, struct uiw_qp *qp, struct uiw_cm_id *id)
+static void qp_detach_lingering(struct uiw_context *ctx, struct uiw_qp *qp, struct uiw_cm_id *id)
 {
 	if (qp->qp.state != RDMAP_QPS_ERROR)
 		rdmap_qp_modify_error(&qp->qp);
 	if (qp->qp.flush_pending) {
 		engine_mark(id);
 		if (ctx_fence_wait(ctx, 0, 0, qp))
-			return -ETIMEDOUT;
+			return;
 	}
 	/* the wait released the lock: the id may have let go meanwhile */
 	id = qp->id;
 	if (!id || id->state == UIW_ID_DEAD)
-		return 0;
+		return;
 	/* nothing of MPA's may reach the QP any more: its upcalls go */
 	mpa_conn_set_ops(&id->conn.mpa, NULL, NULL);
 	id->qp = NULL;
 	qp->id = NULL;
 	qp->qp.mpa = NULL;
-	return 0;
 }
 
 int uiw_destroy_qp(struct uiw_qp *qp)
@@ -756,11 +755,9 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	pthread_mutex_lock(&ctx->lock);
 	id = qp->id;
 	if (id && id->state == UIW_ID_CONN && !id->closing &&
-	    (id->conn.state == UIW_CONN_LINGER || id->conn.state == UIW_CONN_LINGER_DISCARD) &&
-	    !qp_detach_lingering(ctx, qp, id))
-		id = NULL;
-	else
-		id = qp->id;
+	    (id->conn.state == UIW_CONN_LINGER || id->conn.state == UIW_CONN_LINGER_DISCARD))
+		qp_detach_lingering(ctx, qp, id);
+	id = qp->id;
 	if (id && id->state != UIW_ID_DEAD) {
 		/*
 		 * Its connection lives: detach abortively, keeping the id.  The
