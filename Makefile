@@ -90,12 +90,14 @@ LIBS_PRIVATE := -luring -lcrypto -lpthread -ltirpc
 ifneq ($(SAN),)
 CFLAGS_ALL  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL += -fsanitize=$(SAN)
+# sanitizer builds check the lock order (verbs-shim/uiw_lock.h) as well
+CPPFLAGS_ALL += -DUIW_LOCK_CHECK
 endif
 
 LIB_SRCS := common/crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
             rdmap/rdmap_term.c \
-            verbs-shim/uiw_version.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
+            verbs-shim/uiw_version.c verbs-shim/uiw_lock.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
             $(wildcard rpcrdma/*.c)
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \

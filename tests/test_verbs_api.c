@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1823,6 +1825,51 @@ START_TEST(test_api_send_burst_race)
 }
 END_TEST
 
+#ifdef UIW_LOCK_CHECK
+/*
+ * The lock-order record of sanitizer builds (verbs-shim/uiw_lock.h), which
+ * every other test of those builds runs under: ranks taken in order are
+ * recorded and released, and a thread that takes a rank not above every
+ * rank it holds (lower, or the same) is stopped with SIGABRT before it can
+ * deadlock.
+ */
+START_TEST(test_api_lock_order)
+{
+	pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+	int st;
+	pid_t pid;
+
+	lk_lock(&a, UIW_LK_CTX);
+	lk_lock(&b, UIW_LK_CQ);
+	ck_assert_uint_eq(lk_held(), (1u << UIW_LK_CTX) | (1u << UIW_LK_CQ));
+	lk_unlock(&b, UIW_LK_CQ);
+	lk_unlock(&a, UIW_LK_CTX);
+	ck_assert_uint_eq(lk_held(), 0);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* stderr stays: the message is the point of the check */
+		lk_lock(&b, UIW_LK_CQ);
+		lk_lock(&a, UIW_LK_CTX); /* out of order: aborts here */
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		lk_lock(&a, UIW_LK_CQ);
+		lk_lock(&b, UIW_LK_CQ); /* the same rank twice: aborts too */
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+END_TEST
+#endif
+
 Suite *verbs_api_suite(void)
 {
 	Suite *s = suite_create("verbs_api");
@@ -1856,6 +1903,9 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_destroy_lingering_qp_inbound);
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
+#ifdef UIW_LOCK_CHECK
+	tcase_add_test(tc, test_api_lock_order);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -400,12 +400,12 @@ int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out
 		return -ENOMEM;
 	id->context = context;
 	id->user_owned = 1;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	engine_id_fresh(id);
 	id->next = ctx->ids;
 	ctx->ids = id;
 	ctx->nid++;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	*out = id;
 	return 0;
 }
@@ -435,7 +435,7 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	struct timespec dl;
 	int graceful;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	id->destroying = 1;
 	/* a Reject still being sent goes out first (bounded: 2 s) */
 	graceful = id->state == UIW_ID_CONN && id->conn.state == UIW_CONN_CLOSING_EOF && !id->qp;
@@ -452,16 +452,16 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 			if (c->listener == id && !c->user_owned && c->fd >= 0)
 				uiw_conn_abort(&c->conn, 0);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	while (id->fd >= 0) {
 		if (engine_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
 			graceful = 0;
 			uiw_conn_abort(&id->conn, 0);
-			pthread_mutex_unlock(&ctx->lock);
+			lk_unlock(&ctx->lock, UIW_LK_CTX);
 			engine_wake(ctx);
-			pthread_mutex_lock(&ctx->lock);
+			lk_lock(&ctx->lock, UIW_LK_CTX);
 		}
 	}
 	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
@@ -498,7 +498,7 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		id->qp->qp.mpa = NULL;
 	}
 	ctx->nid--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	cm_id_free(id);
 	return 0;
 }
@@ -627,9 +627,9 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 		close(fd);
 		return ret;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		close(fd);
 		return -EINVAL;
 	}
@@ -640,7 +640,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
 								       : UIW_HS_PENDING_MAX;
 	id->state = UIW_ID_LISTEN;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return 0;
 }
@@ -649,9 +649,9 @@ uint16_t uiw_get_port(struct uiw_cm_id *id)
 {
 	uint16_t p;
 
-	pthread_mutex_lock(&id->ctx->lock);
+	lk_lock(&id->ctx->lock, UIW_LK_CTX);
 	p = id->port;
-	pthread_mutex_unlock(&id->ctx->lock);
+	lk_unlock(&id->ctx->lock, UIW_LK_CTX);
 	return p;
 }
 
@@ -661,12 +661,12 @@ static int id_addr(struct uiw_cm_id *id, const struct sockaddr_storage *a, const
 {
 	int ret = -ENOTCONN;
 
-	pthread_mutex_lock(&id->ctx->lock);
+	lk_lock(&id->ctx->lock, UIW_LK_CTX);
 	if (*have) {
 		*out = *a;
 		ret = 0;
 	}
-	pthread_mutex_unlock(&id->ctx->lock);
+	lk_unlock(&id->ctx->lock, UIW_LK_CTX);
 	return ret;
 }
 
@@ -701,14 +701,14 @@ int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
 	close(fd);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
 		ret = -EINVAL;
 	} else {
 		id->src = sa;
 		id->srclen = len;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	return ret;
 }
 
@@ -791,9 +791,9 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		free(alt);
 		return fd;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		close(fd);
 		free(alt);
 		return -EINVAL;
@@ -811,7 +811,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		ret = uiw_conn_start(&id->conn, engine_now_ns(), param ? param->private_data : NULL,
 				     param ? param->private_data_len : 0);
 	if (ret) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		close(fd);
 		free(alt);
 		return ret;
@@ -826,7 +826,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	id->qp = qp;
 	qp->id = id;
 	id->state = UIW_ID_CONN;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return 0;
 }
@@ -847,7 +847,7 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 		pd = param->private_data;
 		pd_len = param->private_data_len;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->state != UIW_ID_CONN || id->conn.state != UIW_CONN_REQUEST || !qp || qp->ctx != ctx ||
 	    qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
 		ret = -EINVAL;
@@ -876,7 +876,7 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 		qp->id = NULL;
 	}
 out_unlock:
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return ret;
 }
@@ -890,12 +890,12 @@ int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len)
 		return -EMSGSIZE;
 	if (len && !pd)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->state != UIW_ID_CONN)
 		ret = -EINVAL;
 	else
 		ret = uiw_conn_reject(&id->conn, engine_now_ns(), pd, len);
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return ret;
 }
@@ -906,13 +906,13 @@ int uiw_disconnect(struct uiw_cm_id *id)
 	struct rdmap_qp *qp;
 	int ret = -EINVAL;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	qp = id->state == UIW_ID_CONN ? id_bound_qp(id) : NULL;
 	if (qp && (id->conn.state == UIW_CONN_UP || id->conn.state == UIW_CONN_HELD)) {
 		rdmap_qp_close(qp); /* no new work; what is queued is still sent */
 		ret = uiw_conn_disconnect(&id->conn, engine_now_ns());
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return ret;
 }
@@ -928,7 +928,7 @@ static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, i
 	if (!ev)
 		return -EINVAL;
 	dl = engine_realtime_after(timeout_ms > 0 ? (long)timeout_ms * 1000000L : 0);
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (!ch->head && ctx->attr.mode == UIW_CTX_POLLED)
 		engine_run(ctx, 0);
 	while (!ch->head && !ret) {
@@ -948,7 +948,7 @@ static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, i
 		*ev = e->ev;
 		free(e);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	return ret;
 }
 
@@ -983,10 +983,10 @@ int uiw_create_event_channel(struct uiw_context *ctx, struct uiw_event_channel *
 		free(ch);
 		return ret;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ch->next = ctx->channels;
 	ctx->channels = ch;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	*out = ch;
 	return 0;
 }
@@ -996,16 +996,16 @@ int uiw_destroy_event_channel(struct uiw_event_channel *ch)
 	struct uiw_context *ctx = ch->ctx;
 	struct uiw_event_channel **pp;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (ch->nids) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
 	for (pp = &ctx->channels; *pp && *pp != ch; pp = &(*pp)->next)
 		;
 	if (*pp)
 		*pp = ch->next;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	/* no id reports here, and an id's events leave with it: nothing queued */
 	close(ch->efd);
 	free(ch);
@@ -1039,7 +1039,7 @@ int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch)
 		ch = &ctx->evch;
 	if (ch->ctx != ctx)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (id->ch != ch) {
 		/* events already queued for it go along, in their order, behind
 		 * what the new channel holds */
@@ -1061,7 +1061,7 @@ int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch)
 		cm_id_set_channel(id, ch);
 		pthread_cond_broadcast(&ctx->cond);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	return 0;
 }
 

@@ -640,7 +640,8 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		 * verbs CQ error), which closes the connection; one sending a
 		 * TERMINATE gets there by itself */
 		if ((qp->state == RDMAP_QPS_RTS || qp->state == RDMAP_QPS_CLOSING) &&
-		    (id->qp->send_cq->error || id->qp->recv_cq->error))
+		    (__atomic_load_n(&id->qp->send_cq->error, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&id->qp->recv_cq->error, __ATOMIC_RELAXED)))
 			rdmap_qp_modify_error(qp);
 		rdmap_qp_progress(qp);
 		/* The QP is failing and waits for our I/O to end before it
@@ -816,7 +817,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		deadline = now + timeout_ns;
 	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->in_wait, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (deadline <= now) {
 		/* submit and run pending task work, no wait: in one enter,
 		 * so that deferred work never stays queued (a registered
@@ -836,7 +837,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		io_uring_submit_and_wait(&eng->ring, 1);
 	}
 	__atomic_store_n(&eng->in_wait, 0, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	io_uring_for_each_cqe(&eng->ring, head, cqe)
 	{
 		handle_cqe(eng, cqe);
@@ -953,7 +954,7 @@ static void *engine_main(void *arg)
 	struct uiw_context *ctx = eng->ctx;
 	int ret = eng_ring_init(eng);
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	eng->init_ret = ret;
 	eng->init_done = 1;
 	pthread_cond_broadcast(&ctx->cond);
@@ -967,7 +968,7 @@ static void *engine_main(void *arg)
 			pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
 		}
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	/* closing the ring cancels and waits for what is still in flight:
 	 * the ids' memory is still there (engine_stop() frees it after) */
 	if (eng->ring_inited)
@@ -1034,14 +1035,14 @@ int engine_start(struct uiw_context *ctx)
 	}
 	/* each thread made its ring: wait for the outcome */
 	ret = 0;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	for (i = 0; i < n; i++) {
 		while (!ctx->eng[i].init_done)
 			pthread_cond_wait(&ctx->cond, &ctx->lock);
 		if (ctx->eng[i].init_ret && !ret)
 			ret = ctx->eng[i].init_ret;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret)
 		engine_stop(ctx);
 	return ret;
@@ -1059,9 +1060,9 @@ void engine_stop(struct uiw_context *ctx)
 {
 	struct uiw_cm_id *id;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ctx->stop = 1;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	for (unsigned i = 0; i < ctx->neng; i++) {
 		if (!ctx->eng[i].started)
 			continue;
@@ -1089,7 +1090,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 
 	if (ctx->attr.mode != UIW_CTX_POLLED)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (engine_polled_busy(ctx)) {
 		ret = -EBUSY;
 	} else {
@@ -1103,7 +1104,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 		}
 		engine_run(ctx, timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	return ret;
 }
 
@@ -1113,7 +1114,7 @@ int uiw_context_fd(struct uiw_context *ctx)
 
 	if (ctx->attr.mode != UIW_CTX_POLLED)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (ctx->efd_exported) {
 		ret = ctx->eng[0].efd;
 	} else if (!ctx->eng[0].ring_disabled && engine_polled_busy(ctx)) {
@@ -1128,7 +1129,7 @@ int uiw_context_fd(struct uiw_context *ctx)
 			ret = ctx->eng[0].efd;
 		}
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	return ret;
 }
 

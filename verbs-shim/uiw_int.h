@@ -16,6 +16,7 @@
 #include "mpa.h"
 #include "rdmap.h"
 #include "uiw_conn.h"
+#include "uiw_lock.h"
 #include "uiw_verbs.h"
 
 enum uiw_op_kind { UIW_OP_RX = 1, UIW_OP_TX, UIW_OP_MISC, UIW_OP_EFD, UIW_OP_POLL };
@@ -112,17 +113,25 @@ struct uiw_pd {
 /* progress-thread mode: uiw_poll_cq() yields the CPU every this many empty polls */
 #define UIW_POLL_YIELD 64
 
+/*
+ * A CQ has its own lock (rank UIW_LK_CQ, below the context's): a QP's
+ * completion is written under the context lock and the CQ's, and
+ * uiw_poll_cq() and uiw_req_notify_cq() take the CQ's alone, so that an
+ * application reaping completions never waits for an engine's turn.
+ */
 struct uiw_cq {
 	struct uiw_context *ctx;
+	pthread_mutex_t lock; /* @ring, @head, @count, @overflow, @armed */
 	struct uiw_wc *ring;
 	unsigned cap, head, count;
 	unsigned empty_polls; /* empty uiw_poll_cq() calls (atomic, relaxed) */
 	int overflow;
-	int error; /* overflowed once: its QPs are moved to error (sticky) */
-	unsigned refs;
+	int error; /* atomic: overflowed once: its QPs are moved to error (sticky) */
+	unsigned refs; /* context lock */
 	void *cq_context;
 	struct uiw_comp_channel *channel;
 	int armed;	      /* 0, UIW_ARM_ANY or UIW_ARM_SOLICITED */
+	/* the channel's lock (struct uiw_channel_int) guards these three */
 	unsigned ev_queued;   /* events in the channel not yet taken */
 	unsigned ev_unacked;  /* events taken, not acknowledged */
 	struct uiw_cq *ev_next; /* channel's list of CQs with ev_queued */
@@ -134,6 +143,7 @@ struct uiw_cq {
 /* The public struct uiw_comp_channel is the first member. */
 struct uiw_channel_int {
 	struct uiw_comp_channel pub;
+	pthread_mutex_t lock; /* rank UIW_LK_CCH: the queue and its CQs' ev_* */
 	struct uiw_cq *ev_head, **ev_tail;
 };
 

@@ -78,12 +78,12 @@ int uiw_close_context(struct uiw_context *ctx)
 	struct uiw_event_channel *ch;
 	struct uiw_ev_node *e;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (ctx->npd || ctx->ncq || ctx->nqp || ctx->nid || ctx->nch || ctx->nsrq) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_stop(ctx);
 	/* no id is left, so neither are events; channels the application did
 	 * not destroy go with the context */
@@ -111,10 +111,10 @@ int uiw_alloc_pd(struct uiw_context *ctx, struct uiw_pd **out)
 	if (!pd)
 		return -ENOMEM;
 	pd->ctx = ctx;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ddp_pd_init(&ctx->mem, &pd->pd);
 	ctx->npd++;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	*out = pd;
 	return 0;
 }
@@ -123,13 +123,13 @@ int uiw_dealloc_pd(struct uiw_pd *pd)
 {
 	struct uiw_context *ctx = pd->ctx;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (pd->pd.refs) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
 	ctx->npd--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	free(pd);
 	return 0;
 }
@@ -147,9 +147,9 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ret = ddp_mr_reg(&ctx->mem, &pd->pd, addr, length, (unsigned)access, &dmr);
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret) {
 		free(mr);
 		return ret;
@@ -190,9 +190,9 @@ static int ctx_fence_wait(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi, s
 	int ret = 0;
 
 	ctx->fence_waiters++;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	while (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi)) {
 		if (engine_wait(ctx, &dl) == ETIMEDOUT &&
 		    (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi))) {
@@ -211,7 +211,7 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	uintptr_t lo, hi;
 	int ret = 0;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	lo = (uintptr_t)dmr->addr;
 	hi = lo + (uintptr_t)dmr->length;
 	/* no new segment is placed there or read from there: every one is
@@ -233,11 +233,11 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	if (ret) {
 		/* the region stays registered (and refused to peers): the
 		 * memory is not the application's yet; it may call again */
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
 	ddp_mr_dereg(&ctx->mem, dmr);
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	free(mr);
 	return 0;
 }
@@ -259,9 +259,10 @@ int uiw_create_comp_channel(struct uiw_context *ctx, struct uiw_comp_channel **o
 	}
 	ch->pub.context = ctx;
 	ch->ev_tail = &ch->ev_head;
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_init(&ch->lock, NULL);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ctx->nch++;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	*out = &ch->pub;
 	return 0;
 }
@@ -270,13 +271,14 @@ int uiw_destroy_comp_channel(struct uiw_comp_channel *channel)
 {
 	struct uiw_context *ctx = channel->context;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (channel->refcnt) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
 	ctx->nch--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	pthread_mutex_destroy(&((struct uiw_channel_int *)channel)->lock);
 	close(channel->fd);
 	free(channel);
 	return 0;
@@ -299,19 +301,20 @@ int uiw_create_cq(struct uiw_context *ctx, int cqe, void *cq_context,
 		return -ENOMEM;
 	}
 	cq->ctx = ctx;
+	pthread_mutex_init(&cq->lock, NULL);
 	cq->cap = (unsigned)cqe;
 	cq->cq_context = cq_context;
 	cq->channel = channel;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ctx->ncq++;
 	if (channel)
 		channel->refcnt++;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	*out = cq;
 	return 0;
 }
 
-/* Drop @cq's queued, untaken events from its channel (lock held). */
+/* Drop @cq's queued, untaken events from its channel (its lock held). */
 static void cq_drop_events(struct uiw_cq *cq)
 {
 	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
@@ -344,17 +347,25 @@ int uiw_destroy_cq(struct uiw_cq *cq)
 {
 	struct uiw_context *ctx = cq->ctx;
 
-	pthread_mutex_lock(&ctx->lock);
-	if (cq->refs || cq->ev_unacked) {
-		pthread_mutex_unlock(&ctx->lock);
+	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
+
+	lk_lock(&ctx->lock, UIW_LK_CTX);
+	if (ch)
+		lk_lock(&ch->lock, UIW_LK_CCH);
+	if (cq->refs || (ch && cq->ev_unacked)) {
+		if (ch)
+			lk_unlock(&ch->lock, UIW_LK_CCH);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
-	if (cq->channel) {
+	if (ch) {
 		cq_drop_events(cq);
+		lk_unlock(&ch->lock, UIW_LK_CCH);
 		cq->channel->refcnt--;
 	}
 	ctx->ncq--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -364,31 +375,46 @@ int uiw_req_notify_cq(struct uiw_cq *cq, int solicited_only)
 {
 	if (!cq->channel)
 		return -EINVAL;
-	pthread_mutex_lock(&cq->ctx->lock);
+	lk_lock(&cq->lock, UIW_LK_CQ);
 	/* an armed "any" stays "any" (libibverbs: the wider request wins) */
 	if (cq->armed != UIW_ARM_ANY)
 		cq->armed = solicited_only ? UIW_ARM_SOLICITED : UIW_ARM_ANY;
-	pthread_mutex_unlock(&cq->ctx->lock);
+	lk_unlock(&cq->lock, UIW_LK_CQ);
 	return 0;
 }
 
-/* lock held: a completion of kind @solicited/@error was added to @cq */
-static void cq_notify(struct uiw_cq *cq, int solicited, int error)
+/* (CQ lock held) a completion of kind @solicited/@error was added to @cq:
+ * does it end the CQ's arming?  Then cq_notify() tells its channel. */
+static int cq_disarm(struct uiw_cq *cq, int solicited, int error)
 {
-	struct uiw_channel_int *ch;
+	if (!cq->armed || (cq->armed == UIW_ARM_SOLICITED && !solicited && !error))
+		return 0;
+	cq->armed = 0;
+	return 1;
+}
+
+/* (no CQ lock) queue @cq's event on its channel and make the fd readable.
+ * The eventfd write comes after the channel's lock is released: it wakes
+ * the application, whose uiw_get_cq_event() takes that lock at once
+ * (written under the locks, it doubled the futex calls of send_bw's
+ * sender and cost it ~15%).  A unit may thus arrive after
+ * cq_drop_events() looked for it: uiw_get_cq_event() then finds no CQ and
+ * reads the next one. */
+static void cq_notify(struct uiw_cq *cq)
+{
+	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
 	uint64_t one = 1;
 
-	if (!cq->armed || (cq->armed == UIW_ARM_SOLICITED && !solicited && !error))
-		return;
-	cq->armed = 0;
-	ch = (struct uiw_channel_int *)cq->channel;
+	lk_lock(&ch->lock, UIW_LK_CCH);
 	if (!cq->ev_queued++) {
 		cq->ev_next = NULL;
 		*ch->ev_tail = cq;
 		ch->ev_tail = &cq->ev_next;
 	}
-	if (write(ch->pub.fd, &one, sizeof(one)) < 0)
-		return; /* the counter cannot saturate: one unit per queued event */
+	lk_unlock(&ch->lock, UIW_LK_CCH);
+	if (write(ch->pub.fd, &one, sizeof(one)) < 0) {
+		/* the counter cannot saturate: one unit per queued event */
+	}
 }
 
 int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void **cq_context)
@@ -408,16 +434,16 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 			while (poll(&pfd, 1, 0) == 0) {
 				int nb = fl >= 0 && (fl & O_NONBLOCK);
 
-				pthread_mutex_lock(&ctx->lock);
+				lk_lock(&ctx->lock, UIW_LK_CTX);
 				engine_run(ctx, nb ? 0 : 1000000);
-				pthread_mutex_unlock(&ctx->lock);
+				lk_unlock(&ctx->lock, UIW_LK_CTX);
 				if (nb && poll(&pfd, 1, 0) == 0)
 					return -EAGAIN;
 			}
 		}
 		if (read(channel->fd, &v, sizeof(v)) < 0)
 			return -errno;
-		pthread_mutex_lock(&ctx->lock);
+		lk_lock(&ch->lock, UIW_LK_CCH);
 		cq = ch->ev_head;
 		if (cq) {
 			if (!--cq->ev_queued) {
@@ -427,7 +453,7 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 			}
 			cq->ev_unacked++;
 		}
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ch->lock, UIW_LK_CCH);
 		if (cq)
 			break;
 	}
@@ -439,9 +465,13 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 
 void uiw_ack_cq_events(struct uiw_cq *cq, unsigned int nevents)
 {
-	pthread_mutex_lock(&cq->ctx->lock);
+	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
+
+	if (!ch)
+		return;
+	lk_lock(&ch->lock, UIW_LK_CCH);
 	cq->ev_unacked = nevents >= cq->ev_unacked ? 0 : cq->ev_unacked - nevents;
-	pthread_mutex_unlock(&cq->ctx->lock);
+	lk_unlock(&ch->lock, UIW_LK_CCH);
 }
 
 int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
@@ -461,13 +491,17 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 			sched_yield();
 		return 0;
 	}
-	pthread_mutex_lock(&cq->ctx->lock);
-	if (cq->ctx->attr.mode == UIW_CTX_POLLED)
+	if (cq->ctx->attr.mode == UIW_CTX_POLLED) {
+		lk_lock(&cq->ctx->lock, UIW_LK_CTX);
 		engine_run(cq->ctx, 0);
+		lk_unlock(&cq->ctx->lock, UIW_LK_CTX);
+	}
+	/* the CQ's lock alone: the engines write completions under it too */
+	lk_lock(&cq->lock, UIW_LK_CQ);
 	if (cq->overflow) {
 		/* once per overflow: completions were lost since the last poll */
 		__atomic_store_n(&cq->overflow, 0, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&cq->ctx->lock);
+		lk_unlock(&cq->lock, UIW_LK_CQ);
 		return -EOVERFLOW;
 	}
 	while (got < n && cq->count) {
@@ -475,32 +509,34 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 		cq->head = (cq->head + 1) % cq->cap;
 		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&cq->ctx->lock);
+	lk_unlock(&cq->lock, UIW_LK_CQ);
 	return got;
 }
 
-/* rdmap upcall (context lock held): a completion for the QP's CQ. */
+/* rdmap upcall (context lock held): a completion for the QP's CQ, written
+ * under the CQ's lock. */
 static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 {
 	struct uiw_qp *qp = arg;
 	struct uiw_cq *cq = recv ? qp->recv_cq : qp->send_cq;
 	struct uiw_wc *wc;
+	int notify;
 	static const enum uiw_wc_opcode opc[] = {
 		[RDMAP_WC_SEND] = UIW_WC_SEND,		 [RDMAP_WC_RDMA_WRITE] = UIW_WC_RDMA_WRITE,
 		[RDMAP_WC_RDMA_READ] = UIW_WC_RDMA_READ, [RDMAP_WC_LOCAL_INV] = UIW_WC_LOCAL_INV,
 		[RDMAP_WC_RECV] = UIW_WC_RECV,
 	};
 
+	lk_lock(&cq->lock, UIW_LK_CQ);
 	if (cq->count == cq->cap) {
 		if (!cq->overflow)
 			__atomic_store_n(&cq->overflow, 1, __ATOMIC_RELAXED);
+		lk_unlock(&cq->lock, UIW_LK_CQ);
 		/* a completion is lost: every QP on this CQ goes to error (the
 		 * engine does it at its next turn, outside this upcall; a verbs
 		 * CQ error does the same), so none goes on with lost state */
-		if (!cq->error) {
-			cq->error = 1;
+		if (!__atomic_exchange_n(&cq->error, 1, __ATOMIC_RELAXED))
 			engine_wake(cq->ctx);
-		}
 		return;
 	}
 	wc = &cq->ring[(cq->head + cq->count) % cq->cap];
@@ -525,8 +561,11 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	}
 	/* the entry is complete before a lock-free poller sees the count */
 	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
-	if (cq->channel)
-		cq_notify(cq, recv && (rwc->flags & RDMAP_WC_F_SOLICITED), rwc->status != 0);
+	notify = cq->channel && cq_disarm(cq, recv && (rwc->flags & RDMAP_WC_F_SOLICITED),
+					  rwc->status != 0);
+	lk_unlock(&cq->lock, UIW_LK_CQ);
+	if (notify)
+		cq_notify(cq);
 }
 
 /* The connection of @uq's QP, while the QP is bound to its stream. */
@@ -601,27 +640,27 @@ static void qpn_add(struct uiw_qp *qp)
 {
 	uint32_t n;
 
-	pthread_mutex_lock(&qpn_lock);
+	lk_lock(&qpn_lock, UIW_LK_QPN);
 	do
 		n = qpn_next++ & QPN_MASK;
 	while (n < 2 || qpn_find(n));
 	qp->qp_num = n;
 	qp->qpn_next = qpn_tab[n % QPN_BUCKETS];
 	qpn_tab[n % QPN_BUCKETS] = qp;
-	pthread_mutex_unlock(&qpn_lock);
+	lk_unlock(&qpn_lock, UIW_LK_QPN);
 }
 
 static void qpn_del(struct uiw_qp *qp)
 {
 	struct uiw_qp **pp;
 
-	pthread_mutex_lock(&qpn_lock);
+	lk_lock(&qpn_lock, UIW_LK_QPN);
 	for (pp = &qpn_tab[qp->qp_num % QPN_BUCKETS]; *pp; pp = &(*pp)->qpn_next)
 		if (*pp == qp) {
 			*pp = qp->qpn_next;
 			break;
 		}
-	pthread_mutex_unlock(&qpn_lock);
+	lk_unlock(&qpn_lock, UIW_LK_QPN);
 }
 
 uint32_t uiw_qp_num(struct uiw_qp *qp)
@@ -631,9 +670,9 @@ uint32_t uiw_qp_num(struct uiw_qp *qp)
 
 int uiw_qp_by_num(uint32_t qp_num, struct uiw_qp **qp)
 {
-	pthread_mutex_lock(&qpn_lock);
+	lk_lock(&qpn_lock, UIW_LK_QPN);
 	*qp = qpn_find(qp_num);
-	pthread_mutex_unlock(&qpn_lock);
+	lk_unlock(&qpn_lock, UIW_LK_QPN);
 	return *qp ? 0 : -ENOENT;
 }
 
@@ -651,12 +690,14 @@ void *uiw_qp_context(struct uiw_qp *qp)
  * point at it (their qp_num still names it) */
 static void cq_forget_qp(struct uiw_cq *cq, struct uiw_qp *qp)
 {
+	lk_lock(&cq->lock, UIW_LK_CQ);
 	for (unsigned i = 0; i < cq->count; i++) {
 		struct uiw_wc *wc = &cq->ring[(cq->head + i) % cq->cap];
 
 		if (wc->qp == qp)
 			wc->qp = NULL;
 	}
+	lk_unlock(&cq->lock, UIW_LK_CQ);
 }
 
 int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct uiw_qp **out)
@@ -692,7 +733,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	qp->max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ret = rdmap_qp_init(&qp->qp, &cfg, &ctx->mem, &pd->pd, &verbs_qp_ops, qp);
 	if (!ret && attr->srq)
 		ret = rdmap_qp_set_srq(&qp->qp, &attr->srq->srq);
@@ -704,7 +745,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 			qp->srq->refs++;
 		ctx->nqp++;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret) {
 		rdmap_qp_destroy(&qp->qp);
 		free(qp);
@@ -752,7 +793,7 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	struct uiw_context *ctx = qp->ctx;
 	struct uiw_cm_id *id;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	id = qp->id;
 	if (id && id->state == UIW_ID_CONN && !id->closing &&
 	    (id->conn.state == UIW_CONN_LINGER || id->conn.state == UIW_CONN_LINGER_DISCARD))
@@ -773,9 +814,9 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 		if (id->state == UIW_ID_CONN)
 			uiw_conn_reset(&id->conn, -ECONNABORTED);
 		engine_mark(id);
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		engine_wake(ctx);
-		pthread_mutex_lock(&ctx->lock);
+		lk_lock(&ctx->lock, UIW_LK_CTX);
 		/* uiw_destroy_id() on another thread may take the id away
 		 * meanwhile: it clears qp->id first (lock held) */
 		while ((id = qp->id) && id->state != UIW_ID_DEAD)
@@ -792,7 +833,7 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	ctx->nqp--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	qpn_del(qp);
 	free(qp);
 	return 0;
@@ -858,7 +899,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	struct uiw_engine *eng = NULL;
 	int ret = 0, kick = 0, sent = 0;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	for (; wr; wr = wr->next) {
 		ret = wr->num_sge > (int)qp->max_send_sge ? -EINVAL : conv_send(&w, wr);
 		if (!ret)
@@ -878,7 +919,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 		eng = qp->id->eng;
 		kick = engine_needs_kick(eng);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	if (sent)
@@ -896,7 +937,7 @@ int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
 
 	if (attr_mask != UIW_QP_STATE || attr->qp_state != UIW_QPS_ERR)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	/* RFC 5040 §6.2 / §7: an abortive close; the engine sees ERROR and
 	 * shuts the connection once the send side is done.  From TERMINATE
 	 * too: the QP does not wait for its TERMINATE to be queued. */
@@ -909,7 +950,7 @@ int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
 		engine_mark(qp->id);
 		ctx_fence_wait(ctx, 0, 0, qp);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
 	return 0;
 }
@@ -923,7 +964,7 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	};
 
 	memset(attr, 0, sizeof(*attr));
-	pthread_mutex_lock(&qp->ctx->lock);
+	lk_lock(&qp->ctx->lock, UIW_LK_CTX);
 	attr->qp_state = map[qp->qp.state];
 	attr->cap.max_send_wr = qp->qp.cfg.max_send_wr;
 	attr->cap.max_recv_wr = qp->srq ? 0 : qp->qp.cfg.max_recv_wr;
@@ -932,7 +973,7 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->cap.max_inline_data = qp->qp.cfg.max_inline;
 	attr->ird = qp->qp.cfg.ird;
 	attr->ord = qp->qp.cfg.ord;
-	pthread_mutex_unlock(&qp->ctx->lock);
+	lk_unlock(&qp->ctx->lock, UIW_LK_CTX);
 	return 0;
 }
 
@@ -951,13 +992,13 @@ int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, stru
 	srq->ctx = ctx;
 	srq->pd = pd;
 	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ret = rdmap_srq_init(&srq->srq, attr->max_wr, &ctx->mem, &pd->pd);
 	if (!ret) {
 		pd->pd.refs++;
 		ctx->nsrq++;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret) {
 		free(srq);
 		return ret;
@@ -970,15 +1011,15 @@ int uiw_destroy_srq(struct uiw_srq *srq)
 {
 	struct uiw_context *ctx = srq->ctx;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (srq->refs) {
-		pthread_mutex_unlock(&ctx->lock);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
 	rdmap_srq_destroy(&srq->srq);
 	srq->pd->pd.refs--;
 	ctx->nsrq--;
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	free(srq);
 	return 0;
 }
@@ -989,7 +1030,7 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 	struct rdmap_recv_wr w;
 	int ret = 0;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	for (; wr; wr = wr->next) {
 		memset(&w, 0, sizeof(w));
 		w.wr_id = wr->wr_id;
@@ -1001,7 +1042,7 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 		if (ret)
 			break;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	/* no engine turn (see uiw_post_recv): nothing waits for a receive;
 	 * this used to ask for a look at every connection of the context */
 	if (ret && bad_wr)
@@ -1016,7 +1057,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 	struct uiw_engine *eng = NULL;
 	int ret = 0;
 
-	pthread_mutex_lock(&ctx->lock);
+	lk_lock(&ctx->lock, UIW_LK_CTX);
 	if (qp->srq)
 		ret = -EINVAL; /* receives come from the SRQ */
 	for (; wr && !ret; wr = wr->next) {
@@ -1045,7 +1086,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 		engine_mark(qp->id);
 		eng = qp->id->eng;
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	if (eng)

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim's mutexes, each with its rank in the lock order
+ * (docs/LOCKING.md): a thread takes a lock only while every lock it holds
+ * has a lower rank.  Builds with UIW_LOCK_CHECK (every sanitizer build:
+ * make check SAN=..., make check-tsan) record per thread the ranks held
+ * and abort on an acquisition out of order, naming both ranks, before it
+ * can deadlock; other builds compile the record away.  Ranks of equal
+ * value are never held together.
+ */
+#ifndef UIW_LOCK_H
+#define UIW_LOCK_H
+
+#include <pthread.h>
+
+enum uiw_lock_rank {
+	UIW_LK_CTX = 1,	 /* struct uiw_context.lock: objects, ids, connections, QPs */
+	UIW_LK_CQ = 2,	 /* struct uiw_cq.lock: its ring and arming */
+	UIW_LK_CCH = 3,	 /* struct uiw_channel_int.lock: a completion channel's queue */
+	UIW_LK_QPN = 4,	 /* the process's table of QP numbers */
+	UIW_LK_TEST = 15 /* the checker's own test */
+};
+
+#ifdef UIW_LOCK_CHECK
+/* abort() with a message unless the calling thread holds no lock of rank
+ * >= @rank; then record @rank as held */
+void lk_note(unsigned rank);
+/* @rank is no longer held (abort() if it was not) */
+void lk_unnote(unsigned rank);
+/* the ranks the calling thread holds, one bit each */
+unsigned lk_held(void);
+#else
+static inline void lk_note(unsigned rank)
+{
+	(void)rank;
+}
+static inline void lk_unnote(unsigned rank)
+{
+	(void)rank;
+}
+static inline unsigned lk_held(void)
+{
+	return 0;
+}
+#endif
+
+static inline void lk_lock(pthread_mutex_t *m, unsigned rank)
+{
+	lk_note(rank);
+	pthread_mutex_lock(m);
+}
+
+static inline void lk_unlock(pthread_mutex_t *m, unsigned rank)
+{
+	lk_unnote(rank);
+	pthread_mutex_unlock(m);
+}
+
+#endif /* UIW_LOCK_H */
