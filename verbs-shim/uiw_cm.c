@@ -45,21 +45,26 @@ static void ch_unit_take(struct uiw_event_channel *ch)
 	}
 }
 
+/* queue @n on @ch and wake its waiters (takes the channel's lock) */
 static void ch_append(struct uiw_event_channel *ch, struct uiw_ev_node *n)
 {
+	lk_lock(&ch->lock, UIW_LK_EVCH);
 	n->next = NULL;
 	*ch->tail = n;
 	ch->tail = &n->next;
 	ch_unit_put(ch);
+	pthread_cond_broadcast(&ch->cond);
+	lk_unlock(&ch->lock, UIW_LK_EVCH);
 }
 
 /* unlink the events @pick chooses from @ch (each unit taken back); the
- * rest keep their order.  Returns them, in order. */
+ * rest keep their order.  Returns them, in order (takes the channel's lock). */
 static struct uiw_ev_node *ch_take(struct uiw_event_channel *ch, const struct uiw_cm_id *id,
 				   int (*pick)(const struct uiw_ev_node *, const struct uiw_cm_id *))
 {
 	struct uiw_ev_node **pe, *out = NULL, **ot = &out;
 
+	lk_lock(&ch->lock, UIW_LK_EVCH);
 	for (pe = &ch->head; *pe;) {
 		struct uiw_ev_node *e = *pe;
 
@@ -76,6 +81,7 @@ static struct uiw_ev_node *ch_take(struct uiw_event_channel *ch, const struct ui
 	ch->tail = &ch->head;
 	while (*ch->tail)
 		ch->tail = &(*ch->tail)->next;
+	lk_unlock(&ch->lock, UIW_LK_EVCH);
 	return out;
 }
 
@@ -97,7 +103,10 @@ static void cm_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 	}
 	n->ev = *ev;
 	ch_append(id ? id->ch : &ctx->evch, n);
-	pthread_cond_broadcast(&ctx->cond);
+	/* a polled context's waiter that sleeps while another thread turns
+	 * the engine (engine_wait()) waits on the context's condition */
+	if (ctx->attr.mode == UIW_CTX_POLLED)
+		pthread_cond_broadcast(&ctx->cond);
 }
 
 /* An event of @id; @pd: the peer's private data (Request or Reply), or NULL.
@@ -482,10 +491,13 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		free(e);
 	}
 	for (struct uiw_event_channel *ch = &ctx->evch; ch;
-	     ch = ch == &ctx->evch ? ctx->channels : ch->next)
+	     ch = ch == &ctx->evch ? ctx->channels : ch->next) {
+		lk_lock(&ch->lock, UIW_LK_EVCH);
 		for (struct uiw_ev_node *e = ch->head; e; e = e->next)
 			if (e->ev.listen_id == id)
 				e->ev.listen_id = NULL;
+		lk_unlock(&ch->lock, UIW_LK_EVCH);
+	}
 	cm_id_set_channel(id, &ctx->evch);
 	for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
 		if (c->listener == id)
@@ -917,39 +929,66 @@ int uiw_disconnect(struct uiw_cm_id *id)
 	return ret;
 }
 
-/* the next event of @ch, waiting up to @timeout_ms (-1: forever) */
+/* (channel lock held) take @ch's first event into *@ev */
+static void ch_pop(struct uiw_event_channel *ch, struct uiw_cm_event *ev)
+{
+	struct uiw_ev_node *e = ch->head;
+
+	ch_unit_take(ch);
+	ch->head = e->next;
+	if (!ch->head)
+		ch->tail = &ch->head;
+	*ev = e->ev;
+	free(e);
+}
+
+/*
+ * The next event of @ch, waiting up to @timeout_ms (-1: forever).  The
+ * progress-thread mode waits on the channel's own condition under its own
+ * lock; a polled context turns the engine meanwhile (engine_wait(), under
+ * the context lock, which the events' producers hold).
+ */
 static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)
 {
 	struct uiw_context *ctx = ch->ctx;
 	struct timespec dl;
-	struct uiw_ev_node *e;
-	int ret = 0;
+	int turned = 0, rc = 0;
 
 	if (!ev)
 		return -EINVAL;
 	dl = engine_realtime_after(timeout_ms > 0 ? (long)timeout_ms * 1000000L : 0);
-	lk_lock(&ctx->lock, UIW_LK_CTX);
-	if (!ch->head && ctx->attr.mode == UIW_CTX_POLLED)
-		engine_run(ctx, 0);
-	while (!ch->head && !ret) {
-		if (timeout_ms < 0)
-			engine_wait(ctx, NULL);
-		else if (timeout_ms == 0)
-			ret = -ETIMEDOUT;
-		else if (engine_wait(ctx, &dl) == ETIMEDOUT)
-			ret = ch->head ? 0 : -ETIMEDOUT;
+	for (;;) {
+		lk_lock(&ch->lock, UIW_LK_EVCH);
+		if (ch->head) {
+			ch_pop(ch, ev);
+			lk_unlock(&ch->lock, UIW_LK_EVCH);
+			return 0;
+		}
+		if (ctx->attr.mode != UIW_CTX_POLLED) {
+			rc = timeout_ms == 0 ? ETIMEDOUT
+			     : timeout_ms < 0 ? pthread_cond_wait(&ch->cond, &ch->lock)
+					      : pthread_cond_timedwait(&ch->cond, &ch->lock, &dl);
+			if (rc == ETIMEDOUT && !ch->head) {
+				lk_unlock(&ch->lock, UIW_LK_EVCH);
+				return -ETIMEDOUT;
+			}
+			lk_unlock(&ch->lock, UIW_LK_EVCH);
+			continue;
+		}
+		lk_unlock(&ch->lock, UIW_LK_EVCH);
+		if (timeout_ms == 0 && turned)
+			return -ETIMEDOUT;
+		lk_lock(&ctx->lock, UIW_LK_CTX);
+		if (timeout_ms == 0)
+			engine_run(ctx, 0);
+		else
+			rc = engine_wait(ctx, timeout_ms < 0 ? NULL : &dl);
+		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		/* timed out: the last look at the queue is the loop's next */
+		turned = 1;
+		if (timeout_ms > 0 && rc == ETIMEDOUT)
+			timeout_ms = 0;
 	}
-	if (!ret) {
-		ch_unit_take(ch);
-		e = ch->head;
-		ch->head = e->next;
-		if (!ch->head)
-			ch->tail = &ch->head;
-		*ev = e->ev;
-		free(e);
-	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
-	return ret;
 }
 
 int uiw_get_cm_event(struct uiw_context *ctx, struct uiw_cm_event *ev, int timeout_ms)
@@ -983,6 +1022,8 @@ int uiw_create_event_channel(struct uiw_context *ctx, struct uiw_event_channel *
 		free(ch);
 		return ret;
 	}
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->cond, NULL);
 	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ch->next = ctx->channels;
 	ctx->channels = ch;
@@ -1008,6 +1049,8 @@ int uiw_destroy_event_channel(struct uiw_event_channel *ch)
 	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	/* no id reports here, and an id's events leave with it: nothing queued */
 	close(ch->efd);
+	pthread_cond_destroy(&ch->cond);
+	pthread_mutex_destroy(&ch->lock);
 	free(ch);
 	return 0;
 }

@@ -78,12 +78,16 @@ struct uiw_engine {
 #define UIW_ENGINES_MAX 64
 
 /* A queue of CM events: the context's own (uiw_get_cm_event()) or one made
- * by uiw_create_event_channel(); every id reports to one (@ch). */
+ * by uiw_create_event_channel(); every id reports to one (@ch).  The queue
+ * has its own lock (rank UIW_LK_EVCH), and its waiters their own condition:
+ * an application waiting for a CM event holds no lock another thread needs. */
 struct uiw_event_channel {
 	struct uiw_context *ctx;
+	pthread_mutex_t lock; /* @head, @tail, the eventfd's units */
+	pthread_cond_t cond;  /* an event was queued */
 	struct uiw_ev_node *head, **tail;
 	int efd;       /* events queued (semaphore eventfd: one unit each) */
-	unsigned nids; /* ids that report here */
+	unsigned nids; /* ids that report here (context lock) */
 	struct uiw_event_channel *next; /* ctx->channels (not the context's own) */
 };
 

@@ -17,7 +17,8 @@ enum uiw_lock_rank {
 	UIW_LK_CTX = 1,	 /* struct uiw_context.lock: objects, ids, connections, QPs */
 	UIW_LK_CQ = 2,	 /* struct uiw_cq.lock: its ring and arming */
 	UIW_LK_CCH = 3,	 /* struct uiw_channel_int.lock: a completion channel's queue */
-	UIW_LK_QPN = 4,	 /* the process's table of QP numbers */
+	UIW_LK_EVCH = 4, /* struct uiw_event_channel.lock: a CM event queue */
+	UIW_LK_QPN = 5,	 /* the process's table of QP numbers */
 	UIW_LK_TEST = 15 /* the checker's own test */
 };
 

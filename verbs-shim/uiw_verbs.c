@@ -53,6 +53,8 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->cond, NULL);
 	ctx->evch.ctx = ctx;
+	pthread_mutex_init(&ctx->evch.lock, NULL);
+	pthread_cond_init(&ctx->evch.cond, NULL);
 	ctx->evch.tail = &ctx->evch.head;
 	ctx->evch.efd = -1;
 	ctx->attr = a;
@@ -67,6 +69,8 @@ int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *at
 out_mem:
 	ddp_mem_destroy(&ctx->mem);
 out_free:
+	pthread_cond_destroy(&ctx->evch.cond);
+	pthread_mutex_destroy(&ctx->evch.lock);
 	pthread_cond_destroy(&ctx->cond);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
@@ -90,6 +94,8 @@ int uiw_close_context(struct uiw_context *ctx)
 	while ((ch = ctx->channels)) {
 		ctx->channels = ch->next;
 		close(ch->efd);
+		pthread_cond_destroy(&ch->cond);
+		pthread_mutex_destroy(&ch->lock);
 		free(ch);
 	}
 	while ((e = ctx->evch.head)) {
@@ -97,6 +103,8 @@ int uiw_close_context(struct uiw_context *ctx)
 		free(e);
 	}
 	ddp_mem_destroy(&ctx->mem);
+	pthread_cond_destroy(&ctx->evch.cond);
+	pthread_mutex_destroy(&ctx->evch.lock);
 	pthread_cond_destroy(&ctx->cond);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
