@@ -141,7 +141,7 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 	r->va = (uint64_t)(uintptr_t)addr;
 	r->length = len;
 	r->access = access;
-	r->valid = 1;
+	__atomic_store_n(&r->valid, 1, __ATOMIC_RELAXED);
 	pd->refs++;
 	*mr = r;
 	return 0;
@@ -175,7 +175,7 @@ enum ddp_stag_err ddp_stag_check(struct ddp_mem *m, uint32_t stag, const struct 
 {
 	struct ddp_mr *r = ddp_mr_lookup(m, stag);
 
-	if (!r || !r->valid)
+	if (!r || !__atomic_load_n(&r->valid, __ATOMIC_RELAXED))
 		return DDP_STAG_INVALID;
 	if (r->pd != pd)
 		return DDP_STAG_PD;
@@ -194,11 +194,19 @@ int ddp_stag_invalidate(struct ddp_mem *m, uint32_t stag, const struct ddp_pd *p
 {
 	struct ddp_mr *r = ddp_mr_lookup(m, stag);
 
-	if (!r || !r->valid)
+	if (!r || !__atomic_load_n(&r->valid, __ATOMIC_RELAXED))
 		return -ENOENT;
 	if (r->pd != pd)
 		return -EACCES;
-	r->valid = 0;
+	/* one of two concurrent invalidations wins (connections of several
+	 * threads share the table) */
+	{
+		int one = 1;
+
+		if (!__atomic_compare_exchange_n(&r->valid, &one, 0, 0, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return -ENOENT;
+	}
 	return 0;
 }
 
@@ -212,6 +220,6 @@ int ddp_mr_revalidate(struct ddp_mem *m, struct ddp_mr *mr)
 		return -EIO;
 	m->keys[slot] = (uint8_t)stag;
 	mr->stag = stag;
-	mr->valid = 1;
+	__atomic_store_n(&mr->valid, 1, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -67,7 +67,9 @@ struct ddp_mr {
 	uint64_t va;   /* tagged offset of the first octet (== addr) */
 	uint64_t length;
 	unsigned access;
-	int valid; /* 0 after invalidation: the STag is refused until re-validated */
+	/* 0 after invalidation: the STag is refused until re-validated;
+	 * atomic: connections served by different threads invalidate */
+	int valid;
 };
 
 struct ddp_mem {

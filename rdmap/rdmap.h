@@ -163,6 +163,11 @@ struct rdmap_srq {
 	struct ddp_pd *pd;
 	struct rdmap_rwqe *rq;
 	unsigned max_wr, head, count;
+	/* optional: called (1, then 0) around a QP's look at and take from
+	 * the queue, when QPs of several threads share it; rdmap_srq_post()
+	 * is the caller's to serialise with it */
+	void (*lock)(void *arg, int lock);
+	void *lock_arg;
 };
 struct rdmap_irqe;
 

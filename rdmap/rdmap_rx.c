@@ -216,29 +216,37 @@ static int rx_untagged(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
 	q = &qp->rxq[h->qn];
 	if (!q->active) {
 		/* A new message: the next MSN of this queue, starting at MO 0. */
-		if (ro->consumes_rq && !(flags & MPA_RX_F_RTR) &&
-		    (qp->srq ? qp->srq->count == 0 : qp->rq_count == 0))
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_INVALID_MSN_NOBUF, raw, hl, ulpdu_len);
-		if (h->msn != q->expect_msn)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_INVALID_MSN_RANGE, raw, hl, ulpdu_len);
-		if (h->mo != 0)
-			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-					     DDP_ECODE_U_INVALID_MO, raw, hl, ulpdu_len);
-		q->active = 1;
-		q->msn = h->msn;
-		q->placed = 0;
-		q->opcode = op;
-		if (ro->consumes_rq && qp->srq && !(flags & MPA_RX_F_RTR)) {
-			/* the message owns the shared receive from its first segment */
-			struct rdmap_srq *srq = qp->srq;
+		struct rdmap_srq *srq =
+			ro->consumes_rq && !(flags & MPA_RX_F_RTR) ? qp->srq : NULL;
+		uint8_t ec = 0;
 
+		/* a shared queue is looked at and taken from under its lock
+		 * (other QPs' threads take from it too) */
+		if (srq && srq->lock)
+			srq->lock(srq->lock_arg, 1);
+		if (ro->consumes_rq && !(flags & MPA_RX_F_RTR) &&
+		    (srq ? srq->count == 0 : qp->rq_count == 0))
+			ec = DDP_ECODE_U_INVALID_MSN_NOBUF;
+		else if (h->msn != q->expect_msn)
+			ec = DDP_ECODE_U_INVALID_MSN_RANGE;
+		else if (h->mo != 0)
+			ec = DDP_ECODE_U_INVALID_MO;
+		if (!ec && srq) {
+			/* the message owns the shared receive from its first segment */
 			*qp->srq_cur = srq->rq[srq->head % srq->max_wr];
 			srq->head++;
 			srq->count--;
 			qp->srq_cur_valid = 1;
 		}
+		if (srq && srq->lock)
+			srq->lock(srq->lock_arg, 0);
+		if (ec)
+			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, ec, raw, hl,
+					     ulpdu_len);
+		q->active = 1;
+		q->msn = h->msn;
+		q->placed = 0;
+		q->opcode = op;
 	} else {
 		/* The continuation of the message in progress, in order. */
 		if (h->msn != q->msn)

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -968,6 +970,292 @@ START_TEST(test_verbs_engines)
 }
 END_TEST
 
+/*
+ * The per-engine locks (docs/LOCKING.md) under load: a server context with
+ * 3 engines serves TS_CONNS connections whose QPs share one SRQ and one CQ;
+ * the client's QPs (2 engines) are driven by TS_THREADS application threads
+ * at once, each posting Sends on its own connections; meanwhile a server
+ * thread registers and deregisters a region in a loop (every engine's lock,
+ * the STag table the engines look up in).  The server's thread reposts
+ * each shared receive as it reaps it and only then grants the client a
+ * credit, so no Send can find the SRQ empty.  Every message arrives once,
+ * in order per connection, with its payload; under TSan (make check-tsan)
+ * and the lock-order record of sanitizer builds.
+ */
+#define TS_CONNS   6
+#define TS_THREADS 3
+#define TS_MSGS	   150
+#define TS_LEN	   4096u
+#define TS_RECVS   32
+
+struct ts_client {
+	struct uiw_qp *qp[TS_CONNS / TS_THREADS];
+	struct uiw_cq *cq[TS_CONNS / TS_THREADS];
+	unsigned conn0; /* the first connection's index */
+	uint8_t *buf;	/* TS_CONNS / TS_THREADS * TS_LEN, registered */
+	uint32_t lkey;
+	int *credits; /* atomic: receives the server has posted and not yet seen used */
+	int failed;
+};
+
+static uint8_t ts_byte(unsigned conn, unsigned seq, unsigned i)
+{
+	return (uint8_t)(conn * 31 + seq * 7 + i);
+}
+
+static void *ts_client_main(void *arg)
+{
+	struct ts_client *c = arg;
+	unsigned sent[TS_CONNS / TS_THREADS] = {0}, done[TS_CONNS / TS_THREADS] = {0};
+	unsigned total = 0;
+	uint64_t end = ms_now() + 6 * TV_WAIT_MS;
+
+	while (total < TS_CONNS / TS_THREADS * TS_MSGS && ms_now() < end && !c->failed) {
+		for (unsigned k = 0; k < TS_CONNS / TS_THREADS; k++) {
+			struct uiw_wc wc;
+			int cr;
+
+			while (uiw_poll_cq(c->cq[k], 1, &wc) == 1) {
+				if (wc.status != UIW_WC_SUCCESS)
+					c->failed = 1;
+				done[k]++;
+				total++;
+			}
+			/* one Send in flight per connection (its buffer is reused) */
+			if (sent[k] == TS_MSGS || sent[k] != done[k])
+				continue;
+			cr = __atomic_load_n(c->credits, __ATOMIC_ACQUIRE);
+			if (cr <= 0 || !__atomic_compare_exchange_n(c->credits, &cr, cr - 1, 0,
+								    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue;
+			{
+				uint8_t *p = c->buf + k * TS_LEN;
+				unsigned conn = c->conn0 + k, seq = sent[k];
+				struct uiw_sge sg = {(uintptr_t)p, TS_LEN, c->lkey};
+				struct uiw_send_wr w = {.wr_id = seq, .sg_list = &sg, .num_sge = 1,
+							.opcode = UIW_WR_SEND,
+							.send_flags = UIW_SEND_SIGNALED};
+
+				memcpy(p, &conn, 4);
+				memcpy(p + 4, &seq, 4);
+				for (unsigned i = 8; i < TS_LEN; i++)
+					p[i] = ts_byte(conn, seq, i);
+				if (uiw_post_send(c->qp[k], &w, NULL))
+					c->failed = 1;
+				sent[k]++;
+			}
+		}
+		sched_yield();
+	}
+	if (total != TS_CONNS / TS_THREADS * TS_MSGS)
+		c->failed = 1;
+	return NULL;
+}
+
+struct ts_churn {
+	struct uiw_pd *pd;
+	int stop; /* atomic */
+	unsigned rounds, failed;
+};
+
+static void *ts_churn_main(void *arg)
+{
+	struct ts_churn *t = arg;
+	static uint8_t region[8192];
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		struct uiw_mr *mr;
+
+		if (uiw_reg_mr(t->pd, region, sizeof(region), UIW_ACCESS_LOCAL_WRITE, &mr) ||
+		    uiw_dereg_mr(mr))
+			t->failed++;
+		t->rounds++;
+		usleep(200);
+	}
+	return NULL;
+}
+
+START_TEST(test_verbs_engines_shared)
+{
+	struct uiw_context_attr sa = {.engine_threads = 3}, ca = {.engine_threads = 2};
+	struct uiw_context *sctx, *cctx;
+	struct uiw_pd *spd, *cpd;
+	struct uiw_cq *scq;
+	struct uiw_srq *srq;
+	struct uiw_mr *smr, *cmr[TS_THREADS];
+	struct uiw_qp *sqp[TS_CONNS];
+	struct uiw_cm_id *lid, *sid[TS_CONNS] = {0}, *cid[TS_CONNS];
+	struct uiw_srq_init_attr sra = {.max_wr = TS_RECVS, .max_sge = 1};
+	struct uiw_qp_init_attr qa = {0};
+	struct ts_client cl[TS_THREADS];
+	struct ts_churn churn = {0};
+	pthread_t th[TS_THREADS], cth;
+	struct uiw_cm_event ev;
+	uint8_t *rbuf = calloc(TS_RECVS, TS_LEN);
+	unsigned next_seq[TS_CONNS] = {0}, got = 0, established = 0;
+	int credits = TS_RECVS;
+	uint64_t end;
+	uint16_t port;
+
+	ck_assert_ptr_nonnull(rbuf);
+	ck_assert_int_eq(uiw_open_context(&sctx, &sa), 0);
+	ck_assert_int_eq(uiw_open_context(&cctx, &ca), 0);
+	ck_assert_int_eq(uiw_alloc_pd(sctx, &spd), 0);
+	ck_assert_int_eq(uiw_alloc_pd(cctx, &cpd), 0);
+	ck_assert_int_eq(uiw_create_cq(sctx, 2 * TS_RECVS + 2 * TS_CONNS, NULL, NULL, &scq), 0);
+	ck_assert_int_eq(uiw_create_srq(spd, &sra, &srq), 0);
+	ck_assert_int_eq(uiw_reg_mr(spd, rbuf, (size_t)TS_RECVS * TS_LEN, UIW_ACCESS_LOCAL_WRITE,
+				    &smr),
+			 0);
+	for (unsigned r = 0; r < TS_RECVS; r++) {
+		struct uiw_sge sg = {(uintptr_t)(rbuf + r * TS_LEN), TS_LEN, smr->lkey};
+		struct uiw_recv_wr rw = {.wr_id = r, .sg_list = &sg, .num_sge = 1};
+
+		ck_assert_int_eq(uiw_post_srq_recv(srq, &rw, NULL), 0);
+	}
+	qa.cap.max_send_wr = 4;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	for (unsigned i = 0; i < TS_CONNS; i++) {
+		qa.send_cq = qa.recv_cq = scq;
+		qa.srq = srq;
+		ck_assert_int_eq(uiw_create_qp(spd, &qa, &sqp[i]), 0);
+	}
+	memset(cl, 0, sizeof(cl));
+	for (unsigned t = 0; t < TS_THREADS; t++) {
+		cl[t].conn0 = t * (TS_CONNS / TS_THREADS);
+		cl[t].credits = &credits;
+		cl[t].buf = calloc(TS_CONNS / TS_THREADS, TS_LEN);
+		ck_assert_ptr_nonnull(cl[t].buf);
+		ck_assert_int_eq(uiw_reg_mr(cpd, cl[t].buf, TS_CONNS / TS_THREADS * TS_LEN,
+					    UIW_ACCESS_LOCAL_WRITE, &cmr[t]),
+				 0);
+		cl[t].lkey = cmr[t]->lkey;
+		for (unsigned k = 0; k < TS_CONNS / TS_THREADS; k++) {
+			struct uiw_qp_init_attr ca_qp = {0};
+
+			ck_assert_int_eq(uiw_create_cq(cctx, 8, NULL, NULL, &cl[t].cq[k]), 0);
+			ca_qp.send_cq = ca_qp.recv_cq = cl[t].cq[k];
+			ca_qp.cap.max_send_wr = 4;
+			ca_qp.cap.max_recv_wr = 1;
+			ca_qp.cap.max_send_sge = 1;
+			ca_qp.cap.max_recv_sge = 1;
+			ck_assert_int_eq(uiw_create_qp(cpd, &ca_qp, &cl[t].qp[k]), 0);
+		}
+	}
+	ck_assert_int_eq(uiw_create_id(sctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, TS_CONNS), 0);
+	port = uiw_get_port(lid);
+	for (unsigned i = 0; i < TS_CONNS; i++) {
+		struct uiw_conn_param cp = {&i, sizeof(i), 0, 0};
+
+		ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid[i]), 0);
+		ck_assert_int_eq(uiw_connect(cid[i], "127.0.0.1", port,
+					     cl[i / (TS_CONNS / TS_THREADS)].qp[i % (TS_CONNS / TS_THREADS)],
+					     &cp),
+				 0);
+	}
+	while (established < 2 * TS_CONNS) {
+		struct uiw_context *c = established & 1 ? cctx : sctx;
+		int r = uiw_get_cm_event(c, &ev, 0);
+
+		if (r == -ETIMEDOUT) {
+			c = c == sctx ? cctx : sctx;
+			r = uiw_get_cm_event(c, &ev, TV_WAIT_MS / 10);
+			if (r == -ETIMEDOUT)
+				continue;
+		}
+		ck_assert_int_eq(r, 0);
+		if (ev.event == UIW_CM_EVENT_CONNECT_REQUEST) {
+			unsigned k;
+
+			ck_assert_uint_eq(ev.private_data_len, sizeof(k));
+			memcpy(&k, ev.private_data, sizeof(k));
+			ck_assert_uint_lt(k, TS_CONNS);
+			ck_assert_ptr_null(sid[k]);
+			sid[k] = ev.id;
+			ck_assert_int_eq(uiw_accept(sid[k], sqp[k], NULL), 0);
+			continue;
+		}
+		ck_assert_msg(ev.event == UIW_CM_EVENT_ESTABLISHED, "event %s (%d)",
+			      uiw_event_str(ev.event), ev.status);
+		established++;
+	}
+	churn.pd = spd;
+	ck_assert_int_eq(pthread_create(&cth, NULL, ts_churn_main, &churn), 0);
+	for (unsigned t = 0; t < TS_THREADS; t++)
+		ck_assert_int_eq(pthread_create(&th[t], NULL, ts_client_main, &cl[t]), 0);
+	end = ms_now() + 6 * TV_WAIT_MS;
+	while (got < TS_CONNS * TS_MSGS && ms_now() < end) {
+		struct uiw_wc wc;
+		unsigned conn, seq;
+
+		if (uiw_poll_cq(scq, 1, &wc) != 1) {
+			usleep(50);
+			continue;
+		}
+		ck_assert_msg(wc.status == UIW_WC_SUCCESS, "server wc status %d", (int)wc.status);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+		ck_assert_uint_eq(wc.byte_len, TS_LEN);
+		ck_assert_uint_lt(wc.wr_id, TS_RECVS);
+		{
+			const uint8_t *p = rbuf + wc.wr_id * TS_LEN;
+			struct uiw_sge sg = {(uintptr_t)p, TS_LEN, smr->lkey};
+			struct uiw_recv_wr rw = {.wr_id = wc.wr_id, .sg_list = &sg, .num_sge = 1};
+
+			memcpy(&conn, p, 4);
+			memcpy(&seq, p + 4, 4);
+			ck_assert_uint_lt(conn, TS_CONNS);
+			ck_assert_msg(seq == next_seq[conn], "connection %u: message %u, want %u", conn,
+				      seq, next_seq[conn]);
+			for (unsigned i = 8; i < TS_LEN; i++)
+				if (p[i] != ts_byte(conn, seq, i))
+					ck_abort_msg("connection %u message %u: octet %u", conn, seq, i);
+			next_seq[conn]++;
+			got++;
+			ck_assert_int_eq(uiw_post_srq_recv(srq, &rw, NULL), 0);
+			__atomic_add_fetch(&credits, 1, __ATOMIC_ACQ_REL);
+		}
+	}
+	for (unsigned t = 0; t < TS_THREADS; t++)
+		pthread_join(th[t], NULL);
+	__atomic_store_n(&churn.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(cth, NULL);
+	ck_assert_uint_eq(got, TS_CONNS * TS_MSGS);
+	for (unsigned t = 0; t < TS_THREADS; t++)
+		ck_assert_msg(!cl[t].failed, "client thread %u", t);
+	ck_assert_uint_eq(churn.failed, 0);
+	ck_assert_uint_gt(churn.rounds, 0);
+	for (unsigned i = 0; i < TS_CONNS; i++) {
+		ck_assert_int_eq(uiw_disconnect(cid[i]), 0);
+		want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	}
+	for (unsigned i = 0; i < TS_CONNS; i++) {
+		ck_assert_int_eq(uiw_destroy_id(cid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_id(sid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_qp(sqp[i]), 0);
+	}
+	for (unsigned t = 0; t < TS_THREADS; t++) {
+		for (unsigned k = 0; k < TS_CONNS / TS_THREADS; k++) {
+			ck_assert_int_eq(uiw_destroy_qp(cl[t].qp[k]), 0);
+			ck_assert_int_eq(uiw_destroy_cq(cl[t].cq[k]), 0);
+		}
+		ck_assert_int_eq(uiw_dereg_mr(cmr[t]), 0);
+		free(cl[t].buf);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	ck_assert_int_eq(uiw_dereg_mr(smr), 0);
+	ck_assert_int_eq(uiw_destroy_srq(srq), 0);
+	ck_assert_int_eq(uiw_destroy_cq(scq), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
+	ck_assert_int_eq(uiw_close_context(sctx), 0);
+	ck_assert_int_eq(uiw_close_context(cctx), 0);
+	free(rbuf);
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -987,6 +1275,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_destroy_connected);
 	tcase_add_test(tc, test_verbs_fork);
 	tcase_add_test(tc, test_verbs_engines);
+	tcase_add_test(tc, test_verbs_engines_shared);
 	suite_add_tcase(s, tc);
 	return s;
 }

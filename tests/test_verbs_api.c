@@ -1486,9 +1486,9 @@ static enum uiw_conn_state id_conn_state(struct uiw_cm_id *id)
 {
 	enum uiw_conn_state st;
 
-	pthread_mutex_lock(&id->ctx->lock);
+	ctx_lock_all(id->ctx);
 	st = id->conn.state;
-	pthread_mutex_unlock(&id->ctx->lock);
+	ctx_unlock_all(id->ctx);
 	return st;
 }
 
@@ -1831,7 +1831,8 @@ END_TEST
  * every other test of those builds runs under: ranks taken in order are
  * recorded and released, and a thread that takes a rank not above every
  * rank it holds (lower, or the same) is stopped with SIGABRT before it can
- * deadlock.
+ * deadlock; engines' locks share one rank and go in the order of their
+ * index.
  */
 START_TEST(test_api_lock_order)
 {
@@ -1866,6 +1867,32 @@ START_TEST(test_api_lock_order)
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+
+	/* engines' locks: in the order of their index, below the leaves */
+	lk_lock(&a, UIW_LK_CTX);
+	lk_note_eng(0);
+	lk_note_eng(3);
+	ck_assert_uint_eq(lk_held(), (1u << UIW_LK_CTX) | (1u << UIW_LK_ENG));
+	lk_unnote_eng(3);
+	lk_unnote_eng(0);
+	lk_unlock(&a, UIW_LK_CTX);
+	ck_assert_uint_eq(lk_held(), 0);
+	for (int k = 0; k < 2; k++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			if (k == 0) {
+				lk_note_eng(2);
+				lk_note_eng(1); /* a lower index after a higher one */
+			} else {
+				lk_lock(&b, UIW_LK_CQ);
+				lk_note_eng(0); /* an engine under a leaf */
+			}
+			_exit(0);
+		}
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	}
 }
 END_TEST
 #endif

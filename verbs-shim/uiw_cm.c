@@ -104,7 +104,7 @@ static void cm_ev_push(struct uiw_context *ctx, const struct uiw_cm_event *ev)
 	n->ev = *ev;
 	ch_append(id ? id->ch : &ctx->evch, n);
 	/* a polled context's waiter that sleeps while another thread turns
-	 * the engine (engine_wait()) waits on the context's condition */
+	 * the engine (ctx_wait()) waits on the context's condition */
 	if (ctx->attr.mode == UIW_CTX_POLLED)
 		pthread_cond_broadcast(&ctx->cond);
 }
@@ -145,7 +145,7 @@ static void conn_request(void *arg, const struct uiw_conn_info *req)
 	if (id->destroying)
 		return;
 	id->user_owned = 1;
-	id->ctx->nid++;
+	__atomic_add_fetch(&id->ctx->nid, 1, __ATOMIC_RELAXED);
 	id_event(id, UIW_CM_EVENT_CONNECT_REQUEST, 0, req);
 }
 
@@ -291,14 +291,24 @@ struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx)
 	return id;
 }
 
-/* Context lock held (or the engines stopped). */
+/* @id's engine's lock held (or the engines stopped); @nids is atomic: the
+ * ids of several engines change it */
 void cm_id_set_channel(struct uiw_cm_id *id, struct uiw_event_channel *ch)
 {
 	if (id->ch != &id->ctx->evch)
-		id->ch->nids--;
+		__atomic_sub_fetch(&id->ch->nids, 1, __ATOMIC_RELAXED);
 	if (ch != &id->ctx->evch)
-		ch->nids++;
+		__atomic_add_fetch(&ch->nids, 1, __ATOMIC_RELAXED);
 	id->ch = ch;
+}
+
+void cm_pending_done(struct uiw_cm_id *c)
+{
+	if (!c->pending)
+		return;
+	c->pending = 0;
+	if (c->listener)
+		__atomic_sub_fetch(&c->listener->npending, 1, __ATOMIC_RELAXED);
 }
 
 /* Context lock held (or the engines stopped). */
@@ -409,12 +419,10 @@ int uiw_create_id(struct uiw_context *ctx, void *context, struct uiw_cm_id **out
 		return -ENOMEM;
 	id->context = context;
 	id->user_owned = 1;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	engine_id_fresh(id);
-	id->next = ctx->ids;
-	ctx->ids = id;
-	ctx->nid++;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	__atomic_add_fetch(&ctx->nid, 1, __ATOMIC_RELAXED);
+	ctx_unlock_all(ctx);
 	*out = id;
 	return 0;
 }
@@ -440,11 +448,10 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 {
 	struct uiw_context *ctx = id->ctx;
 	struct uiw_ev_node *gone;
-	struct uiw_cm_id **pp;
 	struct timespec dl;
 	int graceful;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	id->destroying = 1;
 	/* a Reject still being sent goes out first (bounded: 2 s) */
 	graceful = id->state == UIW_ID_CONN && id->conn.state == UIW_CONN_CLOSING_EOF && !id->qp;
@@ -457,28 +464,23 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	}
 	if (id->state == UIW_ID_LISTEN) {
 		/* handshakes it accepted that the application never saw end too */
-		for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+		ctx_for_each_id(ctx, i, c)
 			if (c->listener == id && !c->user_owned && c->fd >= 0)
 				uiw_conn_abort(&c->conn, 0);
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	while (id->fd >= 0) {
-		if (engine_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
+		if (ctx_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
 			graceful = 0;
 			uiw_conn_abort(&id->conn, 0);
-			lk_unlock(&ctx->lock, UIW_LK_CTX);
+			ctx_unlock_all(ctx);
 			engine_wake(ctx);
-			lk_lock(&ctx->lock, UIW_LK_CTX);
+			ctx_lock_all(ctx);
 		}
 	}
-	for (pp = &ctx->ids; *pp; pp = &(*pp)->next) {
-		if (*pp == id) {
-			*pp = id->next;
-			break;
-		}
-	}
+	cm_pending_done(id);
 	engine_id_gone(id);
 	/* events naming this id would dangle: its own go (they are all in its
 	 * channel), and requests that name it as their listener, in any
@@ -499,9 +501,11 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		lk_unlock(&ch->lock, UIW_LK_EVCH);
 	}
 	cm_id_set_channel(id, &ctx->evch);
-	for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
-		if (c->listener == id)
+	ctx_for_each_id(ctx, i, c)
+		if (c->listener == id) {
+			c->pending = 0; /* nobody counts them any more */
 			c->listener = NULL;
+		}
 	if (id->qp) {
 		/* the QP keeps working state only; it must not reach the MPA conn */
 		if (id->qp->qp.state != RDMAP_QPS_IDLE)
@@ -509,8 +513,8 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 		id->qp->id = NULL;
 		id->qp->qp.mpa = NULL;
 	}
-	ctx->nid--;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	__atomic_sub_fetch(&ctx->nid, 1, __ATOMIC_RELAXED);
+	ctx_unlock_all(ctx);
 	cm_id_free(id);
 	return 0;
 }
@@ -639,9 +643,9 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 		close(fd);
 		return ret;
 	}
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		ctx_unlock_all(ctx);
 		close(fd);
 		return -EINVAL;
 	}
@@ -652,7 +656,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	id->pending_max = backlog > 0 && backlog < UIW_HS_PENDING_MAX ? (unsigned)backlog
 								       : UIW_HS_PENDING_MAX;
 	id->state = UIW_ID_LISTEN;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return 0;
 }
@@ -661,9 +665,9 @@ uint16_t uiw_get_port(struct uiw_cm_id *id)
 {
 	uint16_t p;
 
-	lk_lock(&id->ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(id->ctx);
 	p = id->port;
-	lk_unlock(&id->ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(id->ctx);
 	return p;
 }
 
@@ -673,12 +677,12 @@ static int id_addr(struct uiw_cm_id *id, const struct sockaddr_storage *a, const
 {
 	int ret = -ENOTCONN;
 
-	lk_lock(&id->ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(id->ctx);
 	if (*have) {
 		*out = *a;
 		ret = 0;
 	}
-	lk_unlock(&id->ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(id->ctx);
 	return ret;
 }
 
@@ -713,14 +717,14 @@ int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
 	close(fd);
 	if (ret)
 		return ret;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
 		ret = -EINVAL;
 	} else {
 		id->src = sa;
 		id->srclen = len;
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	return ret;
 }
 
@@ -803,9 +807,9 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		free(alt);
 		return fd;
 	}
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		ctx_unlock_all(ctx);
 		close(fd);
 		free(alt);
 		return -EINVAL;
@@ -823,7 +827,7 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		ret = uiw_conn_start(&id->conn, engine_now_ns(), param ? param->private_data : NULL,
 				     param ? param->private_data_len : 0);
 	if (ret) {
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		ctx_unlock_all(ctx);
 		close(fd);
 		free(alt);
 		return ret;
@@ -837,8 +841,11 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 	id->ialt = 0;
 	id->qp = qp;
 	qp->id = id;
+	/* the QP is guarded by its connection's engine from now on (every
+	 * engine's lock is held: no post is under way on its old one) */
+	__atomic_store_n(&qp->eng, id->eng, __ATOMIC_RELEASE);
 	id->state = UIW_ID_CONN;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return 0;
 }
@@ -859,7 +866,7 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 		pd = param->private_data;
 		pd_len = param->private_data_len;
 	}
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_CONN || id->conn.state != UIW_CONN_REQUEST || !qp || qp->ctx != ctx ||
 	    qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
 		ret = -EINVAL;
@@ -876,6 +883,8 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 	qp->qp.cfg.ord = ord;
 	id->qp = qp;
 	qp->id = id;
+	/* guarded by the connection's engine from now on (uiw_connect()) */
+	__atomic_store_n(&qp->eng, id->eng, __ATOMIC_RELEASE);
 	/* the Reply is queued and the QP bound (conn_established); a bind
 	 * that fails is returned here, with no event (-ECONNABORTED: the QP
 	 * sends MPA's TERMINATE, then the connection closes) */
@@ -888,7 +897,7 @@ int uiw_accept(struct uiw_cm_id *id, struct uiw_qp *qp, const struct uiw_conn_pa
 		qp->id = NULL;
 	}
 out_unlock:
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return ret;
 }
@@ -902,12 +911,12 @@ int uiw_reject(struct uiw_cm_id *id, const void *pd, uint16_t len)
 		return -EMSGSIZE;
 	if (len && !pd)
 		return -EINVAL;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_CONN)
 		ret = -EINVAL;
 	else
 		ret = uiw_conn_reject(&id->conn, engine_now_ns(), pd, len);
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return ret;
 }
@@ -918,13 +927,13 @@ int uiw_disconnect(struct uiw_cm_id *id)
 	struct rdmap_qp *qp;
 	int ret = -EINVAL;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	qp = id->state == UIW_ID_CONN ? id_bound_qp(id) : NULL;
 	if (qp && (id->conn.state == UIW_CONN_UP || id->conn.state == UIW_CONN_HELD)) {
 		rdmap_qp_close(qp); /* no new work; what is queued is still sent */
 		ret = uiw_conn_disconnect(&id->conn, engine_now_ns());
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return ret;
 }
@@ -945,7 +954,7 @@ static void ch_pop(struct uiw_event_channel *ch, struct uiw_cm_event *ev)
 /*
  * The next event of @ch, waiting up to @timeout_ms (-1: forever).  The
  * progress-thread mode waits on the channel's own condition under its own
- * lock; a polled context turns the engine meanwhile (engine_wait(), under
+ * lock; a polled context turns the engine meanwhile (ctx_wait(), under
  * the context lock, which the events' producers hold).
  */
 static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)
@@ -978,12 +987,12 @@ static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, i
 		lk_unlock(&ch->lock, UIW_LK_EVCH);
 		if (timeout_ms == 0 && turned)
 			return -ETIMEDOUT;
-		lk_lock(&ctx->lock, UIW_LK_CTX);
+		ctx_lock_all(ctx);
 		if (timeout_ms == 0)
 			engine_run(ctx, 0);
 		else
-			rc = engine_wait(ctx, timeout_ms < 0 ? NULL : &dl);
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+			rc = ctx_wait(ctx, timeout_ms < 0 ? NULL : &dl);
+		ctx_unlock_all(ctx);
 		/* timed out: the last look at the queue is the loop's next */
 		turned = 1;
 		if (timeout_ms > 0 && rc == ETIMEDOUT)
@@ -1082,7 +1091,7 @@ int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch)
 		ch = &ctx->evch;
 	if (ch->ctx != ctx)
 		return -EINVAL;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	if (id->ch != ch) {
 		/* events already queued for it go along, in their order, behind
 		 * what the new channel holds */
@@ -1098,13 +1107,13 @@ int uiw_migrate_id(struct uiw_cm_id *id, struct uiw_event_channel *ch)
 		}
 		/* connections it accepted whose request is not reported yet
 		 * report where it does now */
-		for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
+		ctx_for_each_id(ctx, i, c)
 			if (c->listener == id && !c->user_owned)
 				cm_id_set_channel(c, ch);
 		cm_id_set_channel(id, ch);
 		pthread_cond_broadcast(&ctx->cond);
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	return 0;
 }
 

@@ -20,8 +20,8 @@
  *  - the connection's deadlines (handshake, hold, drain, linger) bound the
  *    wait (io_uring_submit_and_wait_timeout(), CLOCK_MONOTONIC).
  *
- * The context mutex is held while the thread runs the state machines and
- * released while it waits in the ring.  Teardown: an id's socket is closed
+ * The engine's lock is held while the thread runs the state machines and
+ * released while it waits in the ring (docs/LOCKING.md).  Teardown: an id's socket is closed
  * only when no SQE of it is in flight, so no kernel operation ever outlives
  * the memory it uses.  The same holds for application memory (docs/API.md,
  * the memory contract): a QP is told when a read lent its memory or a send
@@ -66,6 +66,79 @@ uint64_t engine_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- locks (docs/LOCKING.md) ---------------------------------------------- */
+
+void eng_lock(struct uiw_engine *eng)
+{
+	lk_note_eng(eng->idx);
+	pthread_mutex_lock(&eng->lock);
+}
+
+void eng_unlock(struct uiw_engine *eng)
+{
+	lk_unnote_eng(eng->idx);
+	pthread_mutex_unlock(&eng->lock);
+}
+
+/* (@eng's lock held) the ids other engines accepted for it join its list */
+static void eng_take_inbox(struct uiw_engine *eng)
+{
+	struct uiw_cm_id *id;
+
+	if (!__atomic_load_n(&eng->inbox_n, __ATOMIC_ACQUIRE))
+		return;
+	lk_lock(&eng->inbox_lock, UIW_LK_INBOX);
+	while ((id = eng->inbox)) {
+		eng->inbox = id->next;
+		id->next = eng->ids;
+		eng->ids = id;
+		engine_mark(id);
+	}
+	__atomic_store_n(&eng->inbox_n, 0, __ATOMIC_RELEASE);
+	lk_unlock(&eng->inbox_lock, UIW_LK_INBOX);
+}
+
+static void eng_lock_all(struct uiw_context *ctx)
+{
+	for (unsigned i = 0; i < ctx->neng; i++) {
+		eng_lock(&ctx->eng[i]);
+		eng_take_inbox(&ctx->eng[i]);
+	}
+}
+
+static void eng_unlock_all(struct uiw_context *ctx)
+{
+	for (unsigned i = ctx->neng; i--;)
+		eng_unlock(&ctx->eng[i]);
+}
+
+void ctx_lock_all(struct uiw_context *ctx)
+{
+	lk_lock(&ctx->lock, UIW_LK_CTX);
+	eng_lock_all(ctx);
+}
+
+void ctx_unlock_all(struct uiw_context *ctx)
+{
+	eng_unlock_all(ctx);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
+}
+
+struct uiw_engine *qp_lock(struct uiw_qp *qp)
+{
+	for (;;) {
+		struct uiw_engine *eng = __atomic_load_n(&qp->eng, __ATOMIC_ACQUIRE);
+
+		eng_lock(eng);
+		/* uiw_connect()/uiw_accept() move a QP to its connection's
+		 * engine, holding every engine's lock: once this one is held
+		 * the QP cannot move */
+		if (__atomic_load_n(&qp->eng, __ATOMIC_RELAXED) == eng)
+			return eng;
+		eng_unlock(eng);
+	}
+}
+
 void engine_kick(struct uiw_engine *eng)
 {
 	uint64_t one = 1;
@@ -108,13 +181,12 @@ void engine_mark(struct uiw_cm_id *id)
 	id->eng->dirty = id;
 }
 
-/* (lock held) the engine a new id is served by: round-robin */
-static struct uiw_engine *engine_pick(struct uiw_context *ctx)
+struct uiw_engine *engine_pick(struct uiw_context *ctx)
 {
-	return &ctx->eng[ctx->next_eng++ % ctx->neng];
+	return &ctx->eng[__atomic_fetch_add(&ctx->next_eng, 1, __ATOMIC_RELAXED) % ctx->neng];
 }
 
-/* (lock held) take @id off the dirty list before it is freed */
+/* (its engine's lock held) take @id off the dirty list before it is freed */
 static void engine_unmark(struct uiw_cm_id *id)
 {
 	struct uiw_cm_id **pp;
@@ -129,15 +201,26 @@ static void engine_unmark(struct uiw_cm_id *id)
 	id->dirty = 0;
 }
 
-/* (lock held) a new id: the engine that serves it for its life, round-robin */
+/* (ctx_lock_all() held) a new id: the engine that serves it for its life,
+ * round-robin, and on its list */
 void engine_id_fresh(struct uiw_cm_id *id)
 {
 	id->eng = engine_pick(id->ctx);
+	id->next = id->eng->ids;
+	id->eng->ids = id;
 }
 
-/* (lock held) @id is about to be freed by the CM */
+/* (ctx_lock_all() held) @id is about to be freed by the CM: off its
+ * engine's lists */
 void engine_id_gone(struct uiw_cm_id *id)
 {
+	struct uiw_cm_id **pp;
+
+	for (pp = &id->eng->ids; *pp; pp = &(*pp)->next)
+		if (*pp == id) {
+			*pp = id->next;
+			break;
+		}
 	engine_unmark(id);
 }
 
@@ -220,6 +303,8 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	c->eng = engine_pick(ctx);
 	c->fd = res;
 	c->listener = id;
+	c->pending = 1;
+	__atomic_add_fetch(&id->npending, 1, __ATOMIC_RELAXED);
 	cm_id_set_channel(c, id->ch); /* its events go where its listener's do */
 	cm_sock_addrs(c);
 	sock_nodelay(res);
@@ -227,14 +312,25 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	if (cm_conn_accepted(c, engine_now_ns())) {
 		close(res);
 		c->fd = -1;
+		cm_pending_done(c);
 		cm_id_free(c);
 		return;
 	}
-	c->next = ctx->ids;
-	ctx->ids = c;
-	engine_mark(c);
-	if (c->eng != id->eng)
-		engine_kick(c->eng); /* its first I/O goes on its own ring */
+	if (c->eng == id->eng) {
+		c->next = c->eng->ids;
+		c->eng->ids = c;
+		engine_mark(c);
+		return;
+	}
+	/* another engine's: its lock cannot be taken under this one's (the
+	 * order is by index), so it is handed over; its first I/O goes on its
+	 * own ring */
+	lk_lock(&c->eng->inbox_lock, UIW_LK_INBOX);
+	c->next = c->eng->inbox;
+	c->eng->inbox = c;
+	__atomic_store_n(&c->eng->inbox_n, 1, __ATOMIC_RELEASE);
+	lk_unlock(&c->eng->inbox_lock, UIW_LK_INBOX);
+	engine_kick(c->eng);
 }
 
 static void on_misc(struct uiw_cm_id *id, int res)
@@ -576,7 +672,6 @@ int engine_send_now(struct uiw_cm_id *id)
 /* Returns 1 when the engine freed @id (an id the application never saw). */
 static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 {
-	struct uiw_context *ctx = id->ctx;
 	struct io_uring_sqe *sqe;
 	struct rdmap_qp *qp = id_bound_qp(id);
 
@@ -589,8 +684,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			if (!id->misc_busy) {
 				close(id->fd);
 				id->fd = -1;
-				id->state = UIW_ID_DEAD;
-				pthread_cond_broadcast(&ctx->cond);
+				id->state = UIW_ID_DEAD; /* eng_wake_waiters() tells */
 			}
 			return 0;
 		}
@@ -600,14 +694,10 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 			return 0;
 		}
 		if (!id->misc_busy) {
-			unsigned pending = 0;
-
 			/* in the handshake, or waiting for the application's
 			 * accept/reject: both hold an fd and an id */
-			for (struct uiw_cm_id *c = ctx->ids; c; c = c->next)
-				pending += c->listener == id && c->state == UIW_ID_CONN &&
-					   (c->conn.state == UIW_CONN_HANDSHAKE ||
-					    c->conn.state == UIW_CONN_REQUEST);
+			unsigned pending = __atomic_load_n(&id->npending, __ATOMIC_RELAXED);
+
 			if (pending >= id->pending_max) {
 				/* handshakes end (or time out), the application
 				 * answers: look again soon */
@@ -672,8 +762,7 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		id->state = UIW_ID_DEAD;
 		if (qp)
 			rdmap_qp_conn_failed(qp, -ENOTCONN); /* flush whatever is left */
-		cm_conn_closed(id);
-		pthread_cond_broadcast(&ctx->cond);
+		cm_conn_closed(id); /* and eng_wake_waiters() tells the waiters */
 		if (!id->user_owned)
 			return 1;
 	}
@@ -725,9 +814,20 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
  * completion.  @deadline gets the earliest deadline seen; eng->timer_due
  * remembers it for the turns that do not look at every id.
  */
+/* id_service(), then count a listener's connection out of its pending
+ * ones once it left the handshake and the application's answer */
+static int id_service_count(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
+{
+	int freed = id_service(id, now, deadline);
+
+	if (id->pending && (freed || id->state != UIW_ID_CONN ||
+			    (id->conn.state != UIW_CONN_HANDSHAKE && id->conn.state != UIW_CONN_REQUEST)))
+		cm_pending_done(id);
+	return freed;
+}
+
 static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline)
 {
-	struct uiw_context *ctx = eng->ctx;
 	struct uiw_cm_id **pp, *list;
 
 	if (__atomic_exchange_n(&eng->all_dirty, 0, __ATOMIC_ACQ_REL) || now >= eng->timer_due) {
@@ -735,10 +835,10 @@ static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline
 			eng->dirty = list->dirty_next;
 			list->dirty = 0;
 		}
-		for (pp = &ctx->ids; *pp;) {
+		for (pp = &eng->ids; *pp;) {
 			struct uiw_cm_id *id = *pp;
 
-			if (id->eng == eng && id_service(id, now, deadline)) {
+			if (id_service_count(id, now, deadline)) {
 				*pp = id->next;
 				engine_unmark(id);
 				cm_id_free(id);
@@ -756,8 +856,8 @@ static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline
 
 		list = id->dirty_next;
 		id->dirty = 0;
-		if (id_service(id, now, deadline)) {
-			for (pp = &ctx->ids; *pp && *pp != id; pp = &(*pp)->next)
+		if (id_service_count(id, now, deadline)) {
+			for (pp = &eng->ids; *pp && *pp != id; pp = &(*pp)->next)
 				;
 			if (*pp)
 				*pp = id->next;
@@ -771,8 +871,25 @@ static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline
 		*deadline = eng->timer_due;
 }
 
+/* A progress thread about to wait in its ring, its engine's lock released:
+ * threads waiting in ctx_wait() for what its last turns did are woken,
+ * under the context's lock (their condition was checked under it, so the
+ * broadcast cannot fall between their check and their wait).  Polled
+ * contexts do not: their waiters turn the engine themselves, or look
+ * again within 1 ms (ctx_wait()). */
+static void eng_wake_waiters(struct uiw_engine *eng)
+{
+	struct uiw_context *ctx = eng->ctx;
+
+	if (ctx->attr.mode == UIW_CTX_POLLED || !__atomic_load_n(&ctx->waiters, __ATOMIC_ACQUIRE))
+		return;
+	lk_lock(&ctx->lock, UIW_LK_CTX);
+	pthread_cond_broadcast(&ctx->cond);
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
+}
+
 /*
- * One turn of @eng (context lock held): service its ids, submit, wait up to
+ * One turn of @eng (its lock held): service its ids, submit, wait up to
  * @timeout_ns for a completion (0: do not wait; UINT64_MAX: until one comes)
  * with the lock released, then handle what came.  Only one thread turns an
  * engine at a time: a caller that finds it busy returns at once (polled
@@ -803,6 +920,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	eng->running = 1;
 	eng->spinning = timeout_ns == 0;
 	eng->progressed = 0;
+	eng_take_inbox(eng);
 	service_ids(eng, now, &deadline);
 	/* direct reads and sends (polled) made progress in the service pass
 	 * itself, where completions may have come: do not wait for I/O now */
@@ -817,7 +935,8 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		deadline = now + timeout_ns;
 	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&eng->in_wait, 1, __ATOMIC_SEQ_CST);
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(eng);
+	eng_wake_waiters(eng);
 	if (deadline <= now) {
 		/* submit and run pending task work, no wait: in one enter,
 		 * so that deferred work never stays queued (a registered
@@ -837,7 +956,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		io_uring_submit_and_wait(&eng->ring, 1);
 	}
 	__atomic_store_n(&eng->in_wait, 0, __ATOMIC_SEQ_CST);
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	eng_lock(eng);
 	io_uring_for_each_cqe(&eng->ring, head, cqe)
 	{
 		handle_cqe(eng, cqe);
@@ -845,9 +964,6 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	}
 	io_uring_cq_advance(&eng->ring, seen);
 	eng->running = 0;
-	/* uiw_dereg_mr()/uiw_modify_qp() wait for I/O to end: tell them */
-	if (ctx->fence_waiters)
-		pthread_cond_broadcast(&ctx->cond);
 	if (seen && ctx->attr.mode == UIW_CTX_POLLED && ctx->efd_exported) {
 		/* What came is acted on (the next reads posted, sends made) by
 		 * the next turn, which submits it together with whatever the
@@ -887,10 +1003,10 @@ struct timespec engine_realtime_after(long ns)
 	return t;
 }
 
-/* Wait on the context's condition variable (lock held), or in polled mode
- * turn the engine meanwhile.  @dl: absolute CLOCK_REALTIME deadline or NULL. */
-int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
+int ctx_wait(struct uiw_context *ctx, const struct timespec *dl)
 {
+	int ret;
+
 	if (ctx->attr.mode == UIW_CTX_POLLED && !engine_polled_busy(ctx)) {
 		struct timespec now;
 		uint64_t wait = 10000000ull; /* re-check conditions every 10 ms */
@@ -906,20 +1022,27 @@ int engine_wait(struct uiw_context *ctx, const struct timespec *dl)
 			if ((uint64_t)left < wait)
 				wait = (uint64_t)left;
 		}
+		/* the engine's lock is held (ctx_lock_all()) */
 		engine_run(ctx, wait);
 		return 0;
 	}
+	__atomic_add_fetch(&ctx->waiters, 1, __ATOMIC_ACQ_REL);
+	eng_unlock_all(ctx);
 	if (ctx->attr.mode == UIW_CTX_POLLED) {
 		/* another thread turns the engine: sleep briefly */
 		struct timespec t = engine_realtime_after(1000000L);
 
 		if (dl && (dl->tv_sec < t.tv_sec || (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
 			t = *dl;
-		return pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
+		ret = pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
+	} else if (dl) {
+		ret = pthread_cond_timedwait(&ctx->cond, &ctx->lock, dl);
+	} else {
+		ret = pthread_cond_wait(&ctx->cond, &ctx->lock);
 	}
-	if (dl)
-		return pthread_cond_timedwait(&ctx->cond, &ctx->lock, dl);
-	return pthread_cond_wait(&ctx->cond, &ctx->lock);
+	__atomic_sub_fetch(&ctx->waiters, 1, __ATOMIC_ACQ_REL);
+	eng_lock_all(ctx);
+	return ret;
 }
 
 /* One thread submits (the progress thread, or in polled mode the
@@ -958,17 +1081,19 @@ static void *engine_main(void *arg)
 	eng->init_ret = ret;
 	eng->init_done = 1;
 	pthread_cond_broadcast(&ctx->cond);
-	while (!ret && !ctx->stop) {
+	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_lock(eng);
+	while (!ret && !__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE)) {
 		eng_run(eng, UINT64_MAX);
 		if (eng->ring_disabled) {
 			/* the ring could not be enabled (the turn did nothing):
 			 * do not spin holding the lock; retry in 100 ms */
-			struct timespec t = engine_realtime_after(100000000L);
-
-			pthread_cond_timedwait(&ctx->cond, &ctx->lock, &t);
+			eng_unlock(eng);
+			usleep(100000);
+			eng_lock(eng);
 		}
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(eng);
 	/* closing the ring cancels and waits for what is still in flight:
 	 * the ids' memory is still there (engine_stop() frees it after) */
 	if (eng->ring_inited)
@@ -985,14 +1110,18 @@ static void eng_destroy(struct uiw_engine *eng)
 		io_uring_queue_exit(&eng->ring);
 	eng->ring_inited = 0;
 	close(eng->efd);
+	eng->efd = -1;
 }
 
-static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng)
+static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng, unsigned idx)
 {
 	eng->ctx = ctx;
+	eng->idx = idx;
 	eng->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (eng->efd < 0)
 		return -errno;
+	pthread_mutex_init(&eng->lock, NULL);
+	pthread_mutex_init(&eng->inbox_lock, NULL);
 	eng->efd_op.kind = UIW_OP_EFD;
 	return 0;
 }
@@ -1011,7 +1140,7 @@ int engine_start(struct uiw_context *ctx)
 		goto out_free;
 	}
 	for (i = 0; i < n; i++) {
-		ret = eng_init(ctx, &ctx->eng[i]);
+		ret = eng_init(ctx, &ctx->eng[i], i);
 		if (ret)
 			goto out_eng;
 	}
@@ -1047,8 +1176,11 @@ int engine_start(struct uiw_context *ctx)
 		engine_stop(ctx);
 	return ret;
 out_eng:
-	while (i--)
+	while (i--) {
 		eng_destroy(&ctx->eng[i]);
+		pthread_mutex_destroy(&ctx->eng[i].inbox_lock);
+		pthread_mutex_destroy(&ctx->eng[i].lock);
+	}
 	close(ctx->evch.efd);
 out_free:
 	free(ctx->eng);
@@ -1060,9 +1192,7 @@ void engine_stop(struct uiw_context *ctx)
 {
 	struct uiw_cm_id *id;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
-	ctx->stop = 1;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	__atomic_store_n(&ctx->stop, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < ctx->neng; i++) {
 		if (!ctx->eng[i].started)
 			continue;
@@ -1071,12 +1201,23 @@ void engine_stop(struct uiw_context *ctx)
 	}
 	for (unsigned i = 0; i < ctx->neng; i++)
 		eng_destroy(&ctx->eng[i]);
-	/* ids the application never saw (handshakes in progress) */
-	while ((id = ctx->ids)) {
-		ctx->ids = id->next;
-		if (id->fd >= 0)
-			close(id->fd);
-		cm_id_free(id);
+	/* ids the application never saw (handshakes in progress), after the
+	 * rings whose operations used them are closed */
+	for (unsigned i = 0; i < ctx->neng; i++) {
+		struct uiw_engine *eng = &ctx->eng[i];
+
+		for (int inbox = 0; inbox < 2; inbox++) {
+			struct uiw_cm_id **list = inbox ? &eng->inbox : &eng->ids;
+
+			while ((id = *list)) {
+				*list = id->next;
+				if (id->fd >= 0)
+					close(id->fd);
+				cm_id_free(id);
+			}
+		}
+		pthread_mutex_destroy(&eng->inbox_lock);
+		pthread_mutex_destroy(&eng->lock);
 	}
 	close(ctx->evch.efd);
 	free(ctx->eng);
@@ -1090,7 +1231,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 
 	if (ctx->attr.mode != UIW_CTX_POLLED)
 		return -EINVAL;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	eng_lock(&ctx->eng[0]);
 	if (engine_polled_busy(ctx)) {
 		ret = -EBUSY;
 	} else {
@@ -1104,7 +1245,7 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms)
 		}
 		engine_run(ctx, timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull);
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(&ctx->eng[0]);
 	return ret;
 }
 
@@ -1114,7 +1255,7 @@ int uiw_context_fd(struct uiw_context *ctx)
 
 	if (ctx->attr.mode != UIW_CTX_POLLED)
 		return -EINVAL;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	eng_lock(&ctx->eng[0]);
 	if (ctx->efd_exported) {
 		ret = ctx->eng[0].efd;
 	} else if (!ctx->eng[0].ring_disabled && engine_polled_busy(ctx)) {
@@ -1129,7 +1270,7 @@ int uiw_context_fd(struct uiw_context *ctx)
 			ret = ctx->eng[0].efd;
 		}
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(&ctx->eng[0]);
 	return ret;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal objects of the verbs shim.  One mutex per context guards every
- * object of the context (the STag table, QPs, CQs, CM ids, the event queue):
- * simple and correct for the first slice; the lock-free data path is issue 7.
- * Only an id's engine thread submits its sockets' I/O (struct uiw_engine).
+ * Internal objects of the verbs shim.  Locks (docs/LOCKING.md, ranks in
+ * uiw_lock.h): an engine's lock guards its ids, their connections and the
+ * QPs bound to them; the context's lock object lifetimes and the CM calls,
+ * which take every engine's lock as well; CQs, completion channels, CM
+ * event queues and SRQs have leaf locks.  Only an id's engine thread
+ * submits its sockets' I/O (struct uiw_engine).
  */
 #ifndef UIW_INT_H
 #define UIW_INT_H
@@ -45,6 +47,14 @@ struct uiw_ev_node {
  */
 struct uiw_engine {
 	struct uiw_context *ctx;
+	unsigned idx;	      /* in ctx->eng[]: the order two engine locks are taken in */
+	pthread_mutex_t lock; /* rank UIW_LK_ENG: everything below but the atomics */
+	struct uiw_cm_id *ids; /* the ids it serves (linked by ->next) */
+	/* ids another engine accepted for it (on_accepted()): moved to @ids
+	 * by its next turn, or by ctx_lock_all() */
+	pthread_mutex_t inbox_lock; /* rank UIW_LK_INBOX */
+	struct uiw_cm_id *inbox;
+	int inbox_n; /* atomic: @inbox is not empty */
 	struct io_uring ring;
 	int efd; /* written to wake the thread (engine_kick()) */
 	uint64_t efd_buf;
@@ -93,20 +103,24 @@ struct uiw_event_channel {
 
 struct uiw_context {
 	struct uiw_context_attr attr; /* MPA options for every connection */
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* CM events queued, ids finished */
-	struct ddp_mem mem;
+	pthread_mutex_t lock; /* rank UIW_LK_CTX */
+	pthread_cond_t cond;  /* (with @lock) ids finished, memory let go, engines started */
+	struct ddp_mem mem; /* written under @lock and every engine's; @valid flags atomic */
 	struct uiw_engine *eng; /* @neng of them; polled: one */
-	unsigned neng, next_eng;
-	int stop;
-	struct uiw_cm_id *ids;
+	unsigned neng;
+	unsigned next_eng; /* atomic: round-robin assignment */
+	int stop; /* atomic */
 	struct uiw_event_channel evch;	   /* the context's own CM event queue */
 	struct uiw_event_channel *channels; /* those of uiw_create_event_channel() */
-	unsigned npd, ncq, nqp, nid, nch, nsrq;
+	unsigned npd, ncq, nqp, nch, nsrq;
+	unsigned nid; /* atomic: a connection request hands an id to the application */
 	int efd_exported; /* polled: eng[0].efd registered with its ring (uiw_context_fd) */
-	/* threads waiting (on @cond) for connections to let go of memory
-	 * (uiw_dereg_mr, uiw_modify_qp): engines broadcast after each turn */
-	unsigned fence_waiters;
+	/* atomic: threads waiting on @cond for the engines (ctx_wait()): for
+	 * connections to let go of memory (uiw_dereg_mr, uiw_modify_qp), for
+	 * an id's socket to close (uiw_destroy_id); a progress thread then
+	 * broadcasts, under @lock, each time it releases its engine's lock to
+	 * wait in its ring */
+	unsigned waiters;
 };
 
 struct uiw_pd {
@@ -153,6 +167,7 @@ struct uiw_channel_int {
 
 struct uiw_srq {
 	struct uiw_context *ctx;
+	pthread_mutex_t lock; /* rank UIW_LK_SRQ: @srq's queue (QPs of any engine take from it) */
 	struct uiw_pd *pd;
 	struct rdmap_srq srq;
 	unsigned max_sge;
@@ -166,6 +181,10 @@ struct uiw_qp {
 	struct uiw_pd *pd;
 	struct uiw_cq *send_cq, *recv_cq;
 	struct rdmap_qp qp;
+	/* the engine whose lock guards the QP: its connection's (set by
+	 * uiw_connect()/uiw_accept() under every engine's lock), before that
+	 * one chosen at creation; read without a lock by qp_lock() */
+	struct uiw_engine *eng;
 	struct uiw_cm_id *id; /* attached connection */
 	uint32_t qp_num;      /* 24 bits, unique in the process (uiw_qp_num()) */
 	struct uiw_qp *qpn_next; /* the process's table of QP numbers */
@@ -197,13 +216,18 @@ struct uiw_cm_id {
 	struct uiw_event_channel *ch; /* where its events go (uiw_migrate_id()) */
 	struct uiw_engine *eng; /* the engine that serves it, for its life */
 	void *context; /* the application's: atomic (uiw_set_id_context()) */
-	struct uiw_cm_id *next;
+	struct uiw_cm_id *next;	      /* eng->ids or eng->inbox */
 	struct uiw_cm_id *dirty_next; /* in eng->dirty while @dirty */
 	int dirty;
 	struct uiw_cm_id *listener;
 	enum uiw_id_state state;
 	uint64_t accept_after; /* listener: no accept before (engine_now_ns) */
 	unsigned pending_max;  /* listener: see UIW_HS_PENDING_MAX (from the backlog) */
+	/* listener (atomic): connections it accepted still in the handshake
+	 * or waiting for the application; each counts itself out once
+	 * (@pending), from its own engine */
+	unsigned npending;
+	int pending;
 	int fd;
 	uint16_t port;
 	struct sockaddr_storage addr;
@@ -262,6 +286,30 @@ static inline struct rdmap_qp *id_bound_qp(struct uiw_cm_id *id)
 }
 
 /* Internal entry points: not uiw_-prefixed, so the version script keeps them local. */
+
+/* Locks (uiw_engine.c).  eng_lock(): one engine's.  ctx_lock_all(): the
+ * context's, then every engine's in index order, with every engine's inbox
+ * moved to its ids: what the CM calls and the calls that change memory or
+ * a QP's life hold, so that they see every id and no engine turns
+ * meanwhile.  qp_lock(): the engine of @qp, locked (the QP's data path). */
+void eng_lock(struct uiw_engine *eng);
+void eng_unlock(struct uiw_engine *eng);
+void ctx_lock_all(struct uiw_context *ctx);
+void ctx_unlock_all(struct uiw_context *ctx);
+struct uiw_engine *qp_lock(struct uiw_qp *qp);
+/* (ctx_lock_all() held) wait on ctx->cond for the engines, with every
+ * engine's lock released meanwhile (a polled context: turn the engine);
+ * @dl: absolute CLOCK_REALTIME deadline or NULL.  Returns ETIMEDOUT or 0. */
+int ctx_wait(struct uiw_context *ctx, const struct timespec *dl);
+/* every id of @ctx (ctx_lock_all() held) */
+#define ctx_for_each_id(ctx, i, id)                                                                \
+	for (unsigned i = 0; i < (ctx)->neng; i++)                                                  \
+		for (struct uiw_cm_id *id = (ctx)->eng[i].ids; id; id = id->next)
+/* the engine a new id or QP is served by: round-robin */
+struct uiw_engine *engine_pick(struct uiw_context *ctx);
+/* a listener's connection left the handshake or the application's answer
+ * (or goes): count it out of its listener's npending, once */
+void cm_pending_done(struct uiw_cm_id *c);
 uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);
 /* engine_mark() - (lock held) service @id on its engine's next turn;
@@ -288,7 +336,6 @@ int engine_polled_busy(const struct uiw_context *ctx);
 /* after accept() failed for want of fds or memory, retry this much later
  * instead of at once (which would spin) */
 #define UIW_ACCEPT_BACKOFF_NS (100 * 1000000ull)
-int engine_wait(struct uiw_context *ctx, const struct timespec *dl);
 /* (lock held) does @id's kernel I/O in flight use memory in [lo, hi)? */
 int engine_inflight_refs(const struct uiw_cm_id *id, uintptr_t lo, uintptr_t hi);
 /* CLOCK_REALTIME @ns from now (for pthread_cond_timedwait, engine_wait) */

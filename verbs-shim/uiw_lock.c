@@ -38,6 +38,36 @@ unsigned lk_held(void)
 {
 	return held;
 }
+
+/* the engine locks held, one bit per index (UIW_ENGINES_MAX is 64) */
+static __thread unsigned long long held_eng;
+
+void lk_note_eng(unsigned idx)
+{
+	if ((held >> UIW_LK_ENG) & ~1u) {
+		fprintf(stderr, "uiwarp: lock order violated: engine %u's lock taken while rank %u is held\n",
+			idx, 31u - (unsigned)__builtin_clz(held));
+		abort();
+	}
+	if (held_eng >> idx) {
+		fprintf(stderr, "uiwarp: lock order violated: engine %u's lock taken while engine %u's is held\n",
+			idx, 63u - (unsigned)__builtin_clzll(held_eng));
+		abort();
+	}
+	held_eng |= 1ull << idx;
+	held |= 1u << UIW_LK_ENG;
+}
+
+void lk_unnote_eng(unsigned idx)
+{
+	if (!(held_eng & (1ull << idx))) {
+		fprintf(stderr, "uiwarp: engine %u's lock released but not held\n", idx);
+		abort();
+	}
+	held_eng &= ~(1ull << idx);
+	if (!held_eng)
+		held &= ~(1u << UIW_LK_ENG);
+}
 #else
 /* ISO C wants a declaration in every translation unit */
 typedef int uiw_lock_check_off;

@@ -14,12 +14,16 @@
 #include <pthread.h>
 
 enum uiw_lock_rank {
-	UIW_LK_CTX = 1,	 /* struct uiw_context.lock: objects, ids, connections, QPs */
-	UIW_LK_CQ = 2,	 /* struct uiw_cq.lock: its ring and arming */
-	UIW_LK_CCH = 3,	 /* struct uiw_channel_int.lock: a completion channel's queue */
-	UIW_LK_EVCH = 4, /* struct uiw_event_channel.lock: a CM event queue */
-	UIW_LK_QPN = 5,	 /* the process's table of QP numbers */
-	UIW_LK_TEST = 15 /* the checker's own test */
+	UIW_LK_CTX = 1,	  /* struct uiw_context.lock: object lifetimes, CM calls */
+	UIW_LK_ENG = 2,	  /* struct uiw_engine.lock: its ids, connections, QPs;
+			   * several at once in the order of their index */
+	UIW_LK_INBOX = 3, /* struct uiw_engine.inbox_lock: ids handed to it */
+	UIW_LK_SRQ = 4,	  /* struct uiw_srq.lock: its queue */
+	UIW_LK_CQ = 5,	  /* struct uiw_cq.lock: its ring and arming */
+	UIW_LK_CCH = 6,	  /* struct uiw_channel_int.lock: a completion channel's queue */
+	UIW_LK_EVCH = 7,  /* struct uiw_event_channel.lock: a CM event queue */
+	UIW_LK_QPN = 8,	  /* the process's table of QP numbers */
+	UIW_LK_TEST = 15  /* the checker's own test */
 };
 
 #ifdef UIW_LOCK_CHECK
@@ -30,6 +34,10 @@ void lk_note(unsigned rank);
 void lk_unnote(unsigned rank);
 /* the ranks the calling thread holds, one bit each */
 unsigned lk_held(void);
+/* engine @idx's lock (rank UIW_LK_ENG): abort() unless no lock of a higher
+ * rank and no engine lock of index >= @idx is held */
+void lk_note_eng(unsigned idx);
+void lk_unnote_eng(unsigned idx);
 #else
 static inline void lk_note(unsigned rank)
 {
@@ -42,6 +50,14 @@ static inline void lk_unnote(unsigned rank)
 static inline unsigned lk_held(void)
 {
 	return 0;
+}
+static inline void lk_note_eng(unsigned idx)
+{
+	(void)idx;
+}
+static inline void lk_unnote_eng(unsigned idx)
+{
+	(void)idx;
 }
 #endif
 

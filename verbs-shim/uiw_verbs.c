@@ -83,7 +83,8 @@ int uiw_close_context(struct uiw_context *ctx)
 	struct uiw_ev_node *e;
 
 	lk_lock(&ctx->lock, UIW_LK_CTX);
-	if (ctx->npd || ctx->ncq || ctx->nqp || ctx->nid || ctx->nch || ctx->nsrq) {
+	if (ctx->npd || ctx->ncq || ctx->nqp || __atomic_load_n(&ctx->nid, __ATOMIC_RELAXED) ||
+	    ctx->nch || ctx->nsrq) {
 		lk_unlock(&ctx->lock, UIW_LK_CTX);
 		return -EBUSY;
 	}
@@ -155,9 +156,10 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	/* the STag table: every engine looks up in it */
+	ctx_lock_all(ctx);
 	ret = ddp_mr_reg(&ctx->mem, &pd->pd, addr, length, (unsigned)access, &dmr);
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	if (ret) {
 		free(mr);
 		return ret;
@@ -172,12 +174,12 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	return 0;
 }
 
-/* (lock held) does any connection of @ctx still use [lo, hi): its QP's
- * stream (an FPDU being placed there, FPDUs queued from there) or kernel
- * I/O in flight? */
+/* (ctx_lock_all() held) does any connection of @ctx still use [lo, hi):
+ * its QP's stream (an FPDU being placed there, FPDUs queued from there) or
+ * kernel I/O in flight? */
 static int ctx_mem_refs(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi)
 {
-	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
+	ctx_for_each_id(ctx, i, id) {
 		struct rdmap_qp *qp = id_bound_qp(id);
 
 		if (engine_inflight_refs(id, lo, hi) || (qp && rdmap_qp_mem_refs(qp, lo, hi)))
@@ -187,28 +189,24 @@ static int ctx_mem_refs(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi)
 }
 
 /*
- * (lock held) Wait until no connection of @ctx uses [lo, hi) any more, or
- * until @qp (if not NULL) has flushed, at most UIW_FENCE_WAIT_NS: the
- * engines cancel the I/O of failing QPs and broadcast after each turn
- * (polled: engine_wait() turns the engine).  Returns 0 or -ETIMEDOUT.
+ * (ctx_lock_all() held) Wait until no connection of @ctx uses [lo, hi) any
+ * more, or until @qp (if not NULL) has flushed, at most UIW_FENCE_WAIT_NS:
+ * the engines cancel the I/O of failing QPs and wake the waiters after
+ * each turn (polled: ctx_wait() turns the engine).  Returns 0 or -ETIMEDOUT.
  */
 static int ctx_fence_wait(struct uiw_context *ctx, uintptr_t lo, uintptr_t hi, struct uiw_qp *qp)
 {
 	struct timespec dl = engine_realtime_after(UIW_FENCE_WAIT_NS);
 	int ret = 0;
 
-	ctx->fence_waiters++;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	engine_wake(ctx);
-	lk_lock(&ctx->lock, UIW_LK_CTX);
 	while (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi)) {
-		if (engine_wait(ctx, &dl) == ETIMEDOUT &&
+		if (ctx_wait(ctx, &dl) == ETIMEDOUT &&
 		    (qp ? qp->qp.flush_pending : ctx_mem_refs(ctx, lo, hi))) {
 			ret = -ETIMEDOUT;
 			break;
 		}
 	}
-	ctx->fence_waiters--;
 	return ret;
 }
 
@@ -219,18 +217,18 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	uintptr_t lo, hi;
 	int ret = 0;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	lo = (uintptr_t)dmr->addr;
 	hi = lo + (uintptr_t)dmr->length;
 	/* no new segment is placed there or read from there: every one is
 	 * checked against the table (a peer's Write, a Read Response's sink
 	 * or source, a WR's SGEs) */
-	dmr->valid = 0;
+	__atomic_store_n(&dmr->valid, 0, __ATOMIC_RELAXED);
 	/* a segment already under way, and FPDUs already queued, do not look
 	 * again: their QPs fail, as a real RNIC's do when memory goes away
 	 * under a DMA (RFC 5040 §7.1), and the call returns once no kernel
 	 * I/O and no queued FPDU uses the range */
-	for (struct uiw_cm_id *id = ctx->ids; id; id = id->next) {
+	ctx_for_each_id(ctx, i, id) {
 		struct rdmap_qp *qp = id_bound_qp(id);
 
 		if (qp && rdmap_qp_mem_revoke(qp, lo, hi))
@@ -241,11 +239,11 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	if (ret) {
 		/* the region stays registered (and refused to peers): the
 		 * memory is not the application's yet; it may call again */
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		ctx_unlock_all(ctx);
 		return -EBUSY;
 	}
 	ddp_mr_dereg(&ctx->mem, dmr);
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	free(mr);
 	return 0;
 }
@@ -442,9 +440,9 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 			while (poll(&pfd, 1, 0) == 0) {
 				int nb = fl >= 0 && (fl & O_NONBLOCK);
 
-				lk_lock(&ctx->lock, UIW_LK_CTX);
+				eng_lock(&ctx->eng[0]);
 				engine_run(ctx, nb ? 0 : 1000000);
-				lk_unlock(&ctx->lock, UIW_LK_CTX);
+				eng_unlock(&ctx->eng[0]);
 				if (nb && poll(&pfd, 1, 0) == 0)
 					return -EAGAIN;
 			}
@@ -500,9 +498,9 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 		return 0;
 	}
 	if (cq->ctx->attr.mode == UIW_CTX_POLLED) {
-		lk_lock(&cq->ctx->lock, UIW_LK_CTX);
+		eng_lock(&cq->ctx->eng[0]);
 		engine_run(cq->ctx, 0);
-		lk_unlock(&cq->ctx->lock, UIW_LK_CTX);
+		eng_unlock(&cq->ctx->eng[0]);
 	}
 	/* the CQ's lock alone: the engines write completions under it too */
 	lk_lock(&cq->lock, UIW_LK_CQ);
@@ -741,6 +739,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	qp->max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
+	qp->eng = engine_pick(ctx); /* until a connection takes it */
 	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ret = rdmap_qp_init(&qp->qp, &cfg, &ctx->mem, &pd->pd, &verbs_qp_ops, qp);
 	if (!ret && attr->srq)
@@ -801,7 +800,7 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	struct uiw_context *ctx = qp->ctx;
 	struct uiw_cm_id *id;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	id = qp->id;
 	if (id && id->state == UIW_ID_CONN && !id->closing &&
 	    (id->conn.state == UIW_CONN_LINGER || id->conn.state == UIW_CONN_LINGER_DISCARD))
@@ -822,13 +821,13 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 		if (id->state == UIW_ID_CONN)
 			uiw_conn_reset(&id->conn, -ECONNABORTED);
 		engine_mark(id);
-		lk_unlock(&ctx->lock, UIW_LK_CTX);
+		ctx_unlock_all(ctx);
 		engine_wake(ctx);
-		lk_lock(&ctx->lock, UIW_LK_CTX);
+		ctx_lock_all(ctx);
 		/* uiw_destroy_id() on another thread may take the id away
 		 * meanwhile: it clears qp->id first (lock held) */
 		while ((id = qp->id) && id->state != UIW_ID_DEAD)
-			engine_wait(ctx, NULL);
+			ctx_wait(ctx, NULL);
 	}
 	if (qp->id)
 		qp->id->qp = NULL;
@@ -841,7 +840,7 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	ctx->nqp--;
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	qpn_del(qp);
 	free(qp);
 	return 0;
@@ -904,10 +903,11 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
-	struct uiw_engine *eng = NULL;
+	struct uiw_engine *eng = NULL, *qeng;
 	int ret = 0, kick = 0, sent = 0;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	/* the QP's engine's lock alone: other engines turn meanwhile */
+	qeng = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		ret = wr->num_sge > (int)qp->max_send_sge ? -EINVAL : conv_send(&w, wr);
 		if (!ret)
@@ -927,7 +927,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 		eng = qp->id->eng;
 		kick = engine_needs_kick(eng);
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(qeng);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	if (sent)
@@ -945,7 +945,7 @@ int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
 
 	if (attr_mask != UIW_QP_STATE || attr->qp_state != UIW_QPS_ERR)
 		return -EINVAL;
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	ctx_lock_all(ctx);
 	/* RFC 5040 §6.2 / §7: an abortive close; the engine sees ERROR and
 	 * shuts the connection once the send side is done.  From TERMINATE
 	 * too: the QP does not wait for its TERMINATE to be queued. */
@@ -958,7 +958,7 @@ int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)
 		engine_mark(qp->id);
 		ctx_fence_wait(ctx, 0, 0, qp);
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return 0;
 }
@@ -971,8 +971,10 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 		[RDMAP_QPS_ERROR] = UIW_QPS_ERR,
 	};
 
+	struct uiw_engine *eng;
+
 	memset(attr, 0, sizeof(*attr));
-	lk_lock(&qp->ctx->lock, UIW_LK_CTX);
+	eng = qp_lock(qp);
 	attr->qp_state = map[qp->qp.state];
 	attr->cap.max_send_wr = qp->qp.cfg.max_send_wr;
 	attr->cap.max_recv_wr = qp->srq ? 0 : qp->qp.cfg.max_recv_wr;
@@ -981,8 +983,19 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->cap.max_inline_data = qp->qp.cfg.max_inline;
 	attr->ird = qp->qp.cfg.ird;
 	attr->ord = qp->qp.cfg.ord;
-	lk_unlock(&qp->ctx->lock, UIW_LK_CTX);
+	eng_unlock(eng);
 	return 0;
+}
+
+/* rdmap's hook around a QP's take from the SRQ (engine lock held) */
+static void srq_lock_cb(void *arg, int lock)
+{
+	struct uiw_srq *srq = arg;
+
+	if (lock)
+		lk_lock(&srq->lock, UIW_LK_SRQ);
+	else
+		lk_unlock(&srq->lock, UIW_LK_SRQ);
 }
 
 int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, struct uiw_srq **out)
@@ -1000,14 +1013,18 @@ int uiw_create_srq(struct uiw_pd *pd, const struct uiw_srq_init_attr *attr, stru
 	srq->ctx = ctx;
 	srq->pd = pd;
 	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
+	pthread_mutex_init(&srq->lock, NULL);
 	lk_lock(&ctx->lock, UIW_LK_CTX);
 	ret = rdmap_srq_init(&srq->srq, attr->max_wr, &ctx->mem, &pd->pd);
 	if (!ret) {
+		srq->srq.lock = srq_lock_cb;
+		srq->srq.lock_arg = srq;
 		pd->pd.refs++;
 		ctx->nsrq++;
 	}
 	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	if (ret) {
+		pthread_mutex_destroy(&srq->lock);
 		free(srq);
 		return ret;
 	}
@@ -1028,17 +1045,17 @@ int uiw_destroy_srq(struct uiw_srq *srq)
 	srq->pd->pd.refs--;
 	ctx->nsrq--;
 	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	pthread_mutex_destroy(&srq->lock);
 	free(srq);
 	return 0;
 }
 
 int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr)
 {
-	struct uiw_context *ctx = srq->ctx;
 	struct rdmap_recv_wr w;
 	int ret = 0;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	lk_lock(&srq->lock, UIW_LK_SRQ); /* its own lock: QPs of any engine take from it */
 	for (; wr; wr = wr->next) {
 		memset(&w, 0, sizeof(w));
 		w.wr_id = wr->wr_id;
@@ -1050,7 +1067,7 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 		if (ret)
 			break;
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	lk_unlock(&srq->lock, UIW_LK_SRQ);
 	/* no engine turn (see uiw_post_recv): nothing waits for a receive;
 	 * this used to ask for a look at every connection of the context */
 	if (ret && bad_wr)
@@ -1060,12 +1077,11 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr, struct uiw_re
 
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr **bad_wr)
 {
-	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_recv_wr w;
-	struct uiw_engine *eng = NULL;
+	struct uiw_engine *eng = NULL, *qeng;
 	int ret = 0;
 
-	lk_lock(&ctx->lock, UIW_LK_CTX);
+	qeng = qp_lock(qp);
 	if (qp->srq)
 		ret = -EINVAL; /* receives come from the SRQ */
 	for (; wr && !ret; wr = wr->next) {
@@ -1094,7 +1110,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr, struct uiw_recv_wr 
 		engine_mark(qp->id);
 		eng = qp->id->eng;
 	}
-	lk_unlock(&ctx->lock, UIW_LK_CTX);
+	eng_unlock(qeng);
 	if (ret && bad_wr)
 		*bad_wr = wr;
 	if (eng)
