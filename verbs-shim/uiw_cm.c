@@ -7,8 +7,9 @@
  * (uiw_engine.c) moves the octets and performs what uiw_conn_want() asks
  * for; it never decides a connection's life and never queues an event.
  *
- * Everything here runs with the context lock held (the API functions take
- * it; the ops are called by the engine, which holds it).
+ * Everything here runs with the id's engine's lock held: the API functions
+ * take the context's and every engine's (ctx_lock_all()); the ops are
+ * called by the engine's turn, which holds its own (docs/LOCKING.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -955,7 +956,7 @@ static void ch_pop(struct uiw_event_channel *ch, struct uiw_cm_event *ev)
  * The next event of @ch, waiting up to @timeout_ms (-1: forever).  The
  * progress-thread mode waits on the channel's own condition under its own
  * lock; a polled context turns the engine meanwhile (ctx_wait(), under
- * the context lock, which the events' producers hold).
+ * every lock but the channel's).
  */
 static int ch_get_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)
 {

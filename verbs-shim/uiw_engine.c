@@ -151,7 +151,7 @@ void engine_kick(struct uiw_engine *eng)
 }
 
 /*
- * (lock held) Does @eng's thread need a kick to see what was just marked?
+ * (@eng's lock held) Does @eng's thread need a kick to see what was just marked?
  * Not while it is outside its wait: it is then running its turn, or about
  * to take the lock for the next one, and services the dirty ids before it
  * waits again; and not twice in one wait.  Saves an eventfd write (and a
@@ -615,13 +615,13 @@ static void conn_perform(struct uiw_cm_id *id, uint64_t now, unsigned idle, uint
 }
 
 /*
- * (lock held, any thread) Send what @id's connection has queued from the
+ * (@id's engine's lock held, any thread) Send what @id's connection has queued from the
  * calling thread (the application's, posting), instead of handing it to the
  * engine's thread.  In the progress-thread mode every message cost two
  * cross-thread hand-offs per side: the post kicked the thread, which sent;
  * the thread reaped, which woke the application.  This removes the first.
  * Only a small queue (UIW_SEND_NOW_MAX octets: no large copy into the
- * socket under the context lock), with no send in flight, on an
+ * socket under the engine's lock), with no send in flight, on an
  * established connection, and with plain non-blocking syscalls: the ring
  * belongs to the engine's thread.  Once the socket took the whole queue,
  * RDMAP queues what did not fit in the MPA queue (a post of more WRs than
@@ -806,7 +806,7 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 }
 
 /*
- * Service the ids of @eng that need it (lock held): every one when a full
+ * Service the ids of @eng that need it (its lock held): every one when a full
  * scan was asked for (engine_wake()) or a deadline is due, else only the
  * ids marked since (completions of their I/O, posted work requests).  A
  * full scan costs one id_service() per connection: with 1024 connections on

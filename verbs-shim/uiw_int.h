@@ -40,10 +40,8 @@ struct uiw_ev_node {
  * turned it) and the connections (ids) it serves.  A context has
  * attr.engine_threads of them (polled: one); every id belongs to one engine
  * for its life (assigned round-robin when it is created or accepted), and
- * only that engine's thread services it and submits its I/O.  All engines
- * share the context lock: they run the protocol state machines in turn and
- * wait in their rings, where the kernel does the socket copies, in
- * parallel.
+ * only that engine's thread services it and submits its I/O.  Each engine
+ * has its own lock: engines run the protocol state machines in parallel.
  */
 struct uiw_engine {
 	struct uiw_context *ctx;
@@ -73,7 +71,7 @@ struct uiw_engine {
 	int all_dirty; /* atomic: set by engine_wake() from any thread */
 	uint64_t timer_due;
 	int running;	   /* a thread is inside its turn (eng_run()) */
-	/* atomic: 1 from just before the thread releases the lock to wait in
+	/* atomic: 1 from just before the thread releases its lock to wait in
 	 * its ring until that wait returned; a post made while it is 0 is
 	 * seen by the thread's next service pass and needs no kick */
 	int in_wait;
@@ -97,7 +95,7 @@ struct uiw_event_channel {
 	pthread_cond_t cond;  /* an event was queued */
 	struct uiw_ev_node *head, **tail;
 	int efd;       /* events queued (semaphore eventfd: one unit each) */
-	unsigned nids; /* ids that report here (context lock) */
+	unsigned nids; /* atomic: ids that report here */
 	struct uiw_event_channel *next; /* ctx->channels (not the context's own) */
 };
 
@@ -133,7 +131,7 @@ struct uiw_pd {
 
 /*
  * A CQ has its own lock (rank UIW_LK_CQ, below the context's): a QP's
- * completion is written under the context lock and the CQ's, and
+ * completion is written under its QP's engine's lock and the CQ's, and
  * uiw_poll_cq() and uiw_req_notify_cq() take the CQ's alone, so that an
  * application reaping completions never waits for an engine's turn.
  */
@@ -312,7 +310,7 @@ struct uiw_engine *engine_pick(struct uiw_context *ctx);
 void cm_pending_done(struct uiw_cm_id *c);
 uint64_t engine_now_ns(void);
 void engine_wake(struct uiw_context *ctx);
-/* engine_mark() - (lock held) service @id on its engine's next turn;
+/* engine_mark() - (@id's engine's lock held) service @id on its engine's next turn;
  * engine_kick() then wakes that engine's progress thread without asking for
  * a full scan (the data path: uiw_post_send).  engine_wake() asks every
  * engine of the context for a full scan. */
@@ -336,7 +334,7 @@ int engine_polled_busy(const struct uiw_context *ctx);
 /* after accept() failed for want of fds or memory, retry this much later
  * instead of at once (which would spin) */
 #define UIW_ACCEPT_BACKOFF_NS (100 * 1000000ull)
-/* (lock held) does @id's kernel I/O in flight use memory in [lo, hi)? */
+/* (@id's engine's lock held) does @id's kernel I/O in flight use memory in [lo, hi)? */
 int engine_inflight_refs(const struct uiw_cm_id *id, uintptr_t lo, uintptr_t hi);
 /* CLOCK_REALTIME @ns from now (for pthread_cond_timedwait, engine_wait) */
 struct timespec engine_realtime_after(long ns);
@@ -345,7 +343,7 @@ struct timespec engine_realtime_after(long ns);
 #define UIW_FENCE_WAIT_NS 2000000000L
 extern const struct rdmap_ops verbs_qp_ops;
 
-/* The connection manager (uiw_cm.c) for the engine (lock held). */
+/* The connection manager (uiw_cm.c) for the engine (the id's engine's lock held). */
 /* a zeroed id with its event nodes (NULL: no memory); freed by cm_id_free() */
 struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx);
 void cm_id_free(struct uiw_cm_id *id);
@@ -356,7 +354,7 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
 /* the socket of @id was closed and nothing is in flight: report
  * DISCONNECTED if the connection had ended after ESTABLISHED */
 void cm_conn_closed(struct uiw_cm_id *id);
-/* (lock held) record the local and peer addresses of @id's connected socket */
+/* record the local and peer addresses of @id's connected socket */
 void cm_sock_addrs(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);
@@ -370,7 +368,7 @@ int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a)
 /* the engine's side of the CM: the id's I/O may start (listener, connect) */
 void engine_id_fresh(struct uiw_cm_id *id);
 void engine_id_gone(struct uiw_cm_id *id);
-/* (lock held, any thread) send @id's small queue now; 1: the engine must look */
+/* (@id's engine's lock held, any thread) send @id's small queue now; 1: the engine must look */
 int engine_send_now(struct uiw_cm_id *id);
 /* the most queued octets engine_send_now() sends from the posting thread */
 #define UIW_SEND_NOW_MAX 16384

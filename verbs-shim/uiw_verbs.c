@@ -519,7 +519,7 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 	return got;
 }
 
-/* rdmap upcall (context lock held): a completion for the QP's CQ, written
+/* rdmap upcall (the QP's engine's lock held): a completion for the QP's CQ, written
  * under the CQ's lock. */
 static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 {
@@ -692,7 +692,7 @@ void *uiw_qp_context(struct uiw_qp *qp)
 	return __atomic_load_n(&qp->context, __ATOMIC_ACQUIRE);
 }
 
-/* (lock held) @qp goes: its completions still queued in @cq no longer
+/* (ctx_lock_all() held) @qp goes: its completions still queued in @cq no longer
  * point at it (their qp_num still names it) */
 static void cq_forget_qp(struct uiw_cq *cq, struct uiw_qp *qp)
 {
@@ -764,7 +764,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 }
 
 /*
- * (lock held) @qp's connection closed gracefully and its FIN is out
+ * (ctx_lock_all() held) @qp's connection closed gracefully and its FIN is out
  * (LINGER): everything it sent is in TCP, and only the peer's FIN is
  * awaited.  Detach the QP without the reset of an abortive destroy, as the
  * kernel's siw closes: the QP goes to ERROR (its WRs flushed once, after
@@ -784,7 +784,7 @@ static void qp_detach_lingering(struct uiw_context *ctx, struct uiw_qp *qp, stru
 		if (ctx_fence_wait(ctx, 0, 0, qp))
 			return;
 	}
-	/* the wait released the lock: the id may have let go meanwhile */
+	/* the wait released the engines' locks: the id may have let go meanwhile */
 	id = qp->id;
 	if (!id || id->state == UIW_ID_DEAD)
 		return;
@@ -825,7 +825,7 @@ int uiw_destroy_qp(struct uiw_qp *qp)
 		engine_wake(ctx);
 		ctx_lock_all(ctx);
 		/* uiw_destroy_id() on another thread may take the id away
-		 * meanwhile: it clears qp->id first (lock held) */
+		 * meanwhile: it clears qp->id first (every lock held) */
 		while ((id = qp->id) && id->state != UIW_ID_DEAD)
 			ctx_wait(ctx, NULL);
 	}
