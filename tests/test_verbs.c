@@ -798,6 +798,91 @@ START_TEST(test_verbs_fork)
 END_TEST
 
 /*
+ * @n connections between @sctx (a listener on 127.0.0.1, into *@lid) and
+ * @cctx: client QP cqp[i] connects with private data i, and the server
+ * accepts each request on sqp[i] as it arrives; returns once all 2 * @n
+ * ESTABLISHED events came.  The ids go into sid[] and cid[].
+ */
+/* the last objects of te_connect_all()'s two contexts, and the contexts */
+static void te_close_pair(struct uiw_pd *spd, struct uiw_pd *cpd, struct uiw_context *sctx,
+			  struct uiw_context *cctx)
+{
+	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
+	ck_assert_int_eq(uiw_close_context(sctx), 0);
+	ck_assert_int_eq(uiw_close_context(cctx), 0);
+}
+
+static void te_connect_all(struct uiw_context *sctx, struct uiw_context *cctx, unsigned n,
+			   struct uiw_qp **sqp, struct uiw_qp **cqp, struct uiw_cm_id **lid,
+			   struct uiw_cm_id **sid, struct uiw_cm_id **cid)
+{
+	struct uiw_cm_event ev;
+	unsigned established = 0;
+	uint16_t port;
+
+	ck_assert_int_eq(uiw_create_id(sctx, NULL, lid), 0);
+	ck_assert_int_eq(uiw_listen(*lid, "127.0.0.1", 0, (int)n), 0);
+	port = uiw_get_port(*lid);
+	for (unsigned i = 0; i < n; i++) {
+		struct uiw_conn_param cp = {&i, sizeof(i), 0, 0};
+
+		sid[i] = NULL;
+		ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid[i]), 0);
+		ck_assert_int_eq(uiw_connect(cid[i], "127.0.0.1", port, cqp[i], &cp), 0);
+	}
+	/* accept in arrival order: the private data names the connection */
+	while (established < 2 * n) {
+		struct uiw_context *c = established & 1 ? cctx : sctx;
+		int r = uiw_get_cm_event(c, &ev, 0);
+
+		if (r == -ETIMEDOUT) {
+			c = c == sctx ? cctx : sctx;
+			r = uiw_get_cm_event(c, &ev, TV_WAIT_MS / 10);
+			if (r == -ETIMEDOUT)
+				continue;
+		}
+		ck_assert_int_eq(r, 0);
+		if (ev.event == UIW_CM_EVENT_CONNECT_REQUEST) {
+			unsigned k;
+
+			ck_assert_uint_eq(ev.private_data_len, sizeof(k));
+			memcpy(&k, ev.private_data, sizeof(k));
+			ck_assert_uint_lt(k, n);
+			ck_assert_ptr_null(sid[k]);
+			sid[k] = ev.id;
+			ck_assert_int_eq(uiw_accept(sid[k], sqp[k], NULL), 0);
+			continue;
+		}
+		ck_assert_msg(ev.event == UIW_CM_EVENT_ESTABLISHED, "event %s (%d)",
+			      uiw_event_str(ev.event), ev.status);
+		established++;
+	}
+}
+
+/* te_connect_all()'s connections: each client disconnects, both sides see
+ * DISCONNECTED; then every id, QP and the listener go */
+static void te_disconnect_all(struct uiw_context *sctx, struct uiw_context *cctx, unsigned n,
+			      struct uiw_qp **sqp, struct uiw_qp **cqp, struct uiw_cm_id *lid,
+			      struct uiw_cm_id **sid, struct uiw_cm_id **cid)
+{
+	struct uiw_cm_event ev;
+
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(uiw_disconnect(cid[i]), 0);
+		want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(uiw_destroy_id(cid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_id(sid[i]), 0);
+		ck_assert_int_eq(uiw_destroy_qp(cqp[i]), 0);
+		ck_assert_int_eq(uiw_destroy_qp(sqp[i]), 0);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+}
+
+/*
  * Several engine threads per context (uiw_context_attr.engine_threads):
  * TE_CONNS connections between a server context with 4 engines and a client
  * context with 3, all moving data at once (each: an RDMA Write of TE_LEN
@@ -817,16 +902,14 @@ START_TEST(test_verbs_engines)
 	struct uiw_cq *scq, *ccq;
 	struct uiw_mr *smr, *cmr;
 	struct uiw_qp *sqp[TE_CONNS], *cqp[TE_CONNS];
-	struct uiw_cm_id *lid, *sid[TE_CONNS] = {0}, *cid[TE_CONNS];
+	struct uiw_cm_id *lid, *sid[TE_CONNS], *cid[TE_CONNS];
 	struct uiw_qp_init_attr qa = {0};
-	struct uiw_cm_event ev;
 	struct uiw_wc wc;
 	/* per connection: client [src | read-back], server [write dst | recv dst] */
 	size_t per = 2 * (size_t)TE_LEN;
 	uint8_t *sbuf = calloc(TE_CONNS, per), *cbuf = calloc(TE_CONNS, per);
 	uint64_t seed = tu_seed();
-	unsigned established = 0, cdone = 0, sdone = 0;
-	uint16_t port;
+	unsigned cdone = 0, sdone = 0;
 
 	ck_assert_ptr_nonnull(sbuf);
 	ck_assert_ptr_nonnull(cbuf);
@@ -853,42 +936,7 @@ START_TEST(test_verbs_engines)
 		ck_assert_int_eq(uiw_create_qp(cpd, &qa, &cqp[i]), 0);
 		tu_rand_fill(&seed, cbuf + i * per, TE_LEN);
 	}
-	ck_assert_int_eq(uiw_create_id(sctx, NULL, &lid), 0);
-	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, TE_CONNS), 0);
-	port = uiw_get_port(lid);
-	for (unsigned i = 0; i < TE_CONNS; i++) {
-		struct uiw_conn_param cp = {&i, sizeof(i), 0, 0};
-
-		ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid[i]), 0);
-		ck_assert_int_eq(uiw_connect(cid[i], "127.0.0.1", port, cqp[i], &cp), 0);
-	}
-	/* accept in arrival order: the private data names the connection */
-	while (established < 2 * TE_CONNS) {
-		struct uiw_context *c = established & 1 ? cctx : sctx;
-		int r = uiw_get_cm_event(c, &ev, 0);
-
-		if (r == -ETIMEDOUT) {
-			c = c == sctx ? cctx : sctx;
-			r = uiw_get_cm_event(c, &ev, TV_WAIT_MS / 10);
-			if (r == -ETIMEDOUT)
-				continue;
-		}
-		ck_assert_int_eq(r, 0);
-		if (ev.event == UIW_CM_EVENT_CONNECT_REQUEST) {
-			unsigned k;
-
-			ck_assert_uint_eq(ev.private_data_len, sizeof(k));
-			memcpy(&k, ev.private_data, sizeof(k));
-			ck_assert_uint_lt(k, TE_CONNS);
-			ck_assert_ptr_null(sid[k]);
-			sid[k] = ev.id;
-			ck_assert_int_eq(uiw_accept(sid[k], sqp[k], NULL), 0);
-			continue;
-		}
-		ck_assert_msg(ev.event == UIW_CM_EVENT_ESTABLISHED, "event %s (%d)",
-			      uiw_event_str(ev.event), ev.status);
-		established++;
-	}
+	te_connect_all(sctx, cctx, TE_CONNS, sqp, cqp, &lid, sid, cid);
 	/* everything at once: Write, Send, Read on every connection */
 	for (unsigned i = 0; i < TE_CONNS; i++) {
 		uint8_t *src = cbuf + i * per, *back = src + TE_LEN;
@@ -945,26 +993,12 @@ START_TEST(test_verbs_engines)
 		ck_assert_msg(memcmp(sbuf + i * per + TE_LEN, src, TE_LEN) == 0, "Send %u", i);
 		ck_assert_msg(memcmp(src + TE_LEN, src, TE_LEN) == 0, "Read %u", i);
 	}
-	for (unsigned i = 0; i < TE_CONNS; i++) {
-		ck_assert_int_eq(uiw_disconnect(cid[i]), 0);
-		want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
-		want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
-	}
-	for (unsigned i = 0; i < TE_CONNS; i++) {
-		ck_assert_int_eq(uiw_destroy_id(cid[i]), 0);
-		ck_assert_int_eq(uiw_destroy_id(sid[i]), 0);
-		ck_assert_int_eq(uiw_destroy_qp(cqp[i]), 0);
-		ck_assert_int_eq(uiw_destroy_qp(sqp[i]), 0);
-	}
-	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	te_disconnect_all(sctx, cctx, TE_CONNS, sqp, cqp, lid, sid, cid);
 	ck_assert_int_eq(uiw_dereg_mr(smr), 0);
 	ck_assert_int_eq(uiw_dereg_mr(cmr), 0);
 	ck_assert_int_eq(uiw_destroy_cq(scq), 0);
 	ck_assert_int_eq(uiw_destroy_cq(ccq), 0);
-	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
-	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
-	ck_assert_int_eq(uiw_close_context(sctx), 0);
-	ck_assert_int_eq(uiw_close_context(cctx), 0);
+	te_close_pair(spd, cpd, sctx, cctx);
 	free(sbuf);
 	free(cbuf);
 }
@@ -1083,19 +1117,17 @@ START_TEST(test_verbs_engines_shared)
 	struct uiw_cq *scq;
 	struct uiw_srq *srq;
 	struct uiw_mr *smr, *cmr[TS_THREADS];
-	struct uiw_qp *sqp[TS_CONNS];
-	struct uiw_cm_id *lid, *sid[TS_CONNS] = {0}, *cid[TS_CONNS];
+	struct uiw_qp *sqp[TS_CONNS], *cqp[TS_CONNS];
+	struct uiw_cm_id *lid, *sid[TS_CONNS], *cid[TS_CONNS];
 	struct uiw_srq_init_attr sra = {.max_wr = TS_RECVS, .max_sge = 1};
 	struct uiw_qp_init_attr qa = {0};
 	struct ts_client cl[TS_THREADS];
 	struct ts_churn churn = {0};
 	pthread_t th[TS_THREADS], cth;
-	struct uiw_cm_event ev;
 	uint8_t *rbuf = calloc(TS_RECVS, TS_LEN);
-	unsigned next_seq[TS_CONNS] = {0}, got = 0, established = 0;
+	unsigned next_seq[TS_CONNS] = {0}, got = 0;
 	int credits = TS_RECVS;
 	uint64_t end;
-	uint16_t port;
 
 	ck_assert_ptr_nonnull(rbuf);
 	ck_assert_int_eq(uiw_open_context(&sctx, &sa), 0);
@@ -1143,44 +1175,9 @@ START_TEST(test_verbs_engines_shared)
 			ck_assert_int_eq(uiw_create_qp(cpd, &ca_qp, &cl[t].qp[k]), 0);
 		}
 	}
-	ck_assert_int_eq(uiw_create_id(sctx, NULL, &lid), 0);
-	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, TS_CONNS), 0);
-	port = uiw_get_port(lid);
-	for (unsigned i = 0; i < TS_CONNS; i++) {
-		struct uiw_conn_param cp = {&i, sizeof(i), 0, 0};
-
-		ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid[i]), 0);
-		ck_assert_int_eq(uiw_connect(cid[i], "127.0.0.1", port,
-					     cl[i / (TS_CONNS / TS_THREADS)].qp[i % (TS_CONNS / TS_THREADS)],
-					     &cp),
-				 0);
-	}
-	while (established < 2 * TS_CONNS) {
-		struct uiw_context *c = established & 1 ? cctx : sctx;
-		int r = uiw_get_cm_event(c, &ev, 0);
-
-		if (r == -ETIMEDOUT) {
-			c = c == sctx ? cctx : sctx;
-			r = uiw_get_cm_event(c, &ev, TV_WAIT_MS / 10);
-			if (r == -ETIMEDOUT)
-				continue;
-		}
-		ck_assert_int_eq(r, 0);
-		if (ev.event == UIW_CM_EVENT_CONNECT_REQUEST) {
-			unsigned k;
-
-			ck_assert_uint_eq(ev.private_data_len, sizeof(k));
-			memcpy(&k, ev.private_data, sizeof(k));
-			ck_assert_uint_lt(k, TS_CONNS);
-			ck_assert_ptr_null(sid[k]);
-			sid[k] = ev.id;
-			ck_assert_int_eq(uiw_accept(sid[k], sqp[k], NULL), 0);
-			continue;
-		}
-		ck_assert_msg(ev.event == UIW_CM_EVENT_ESTABLISHED, "event %s (%d)",
-			      uiw_event_str(ev.event), ev.status);
-		established++;
-	}
+	for (unsigned i = 0; i < TS_CONNS; i++)
+		cqp[i] = cl[i / (TS_CONNS / TS_THREADS)].qp[i % (TS_CONNS / TS_THREADS)];
+	te_connect_all(sctx, cctx, TS_CONNS, sqp, cqp, &lid, sid, cid);
 	churn.pd = spd;
 	ck_assert_int_eq(pthread_create(&cth, NULL, ts_churn_main, &churn), 0);
 	for (unsigned t = 0; t < TS_THREADS; t++)
@@ -1226,32 +1223,17 @@ START_TEST(test_verbs_engines_shared)
 		ck_assert_msg(!cl[t].failed, "client thread %u", t);
 	ck_assert_uint_eq(churn.failed, 0);
 	ck_assert_uint_gt(churn.rounds, 0);
-	for (unsigned i = 0; i < TS_CONNS; i++) {
-		ck_assert_int_eq(uiw_disconnect(cid[i]), 0);
-		want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
-		want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
-	}
-	for (unsigned i = 0; i < TS_CONNS; i++) {
-		ck_assert_int_eq(uiw_destroy_id(cid[i]), 0);
-		ck_assert_int_eq(uiw_destroy_id(sid[i]), 0);
-		ck_assert_int_eq(uiw_destroy_qp(sqp[i]), 0);
-	}
+	te_disconnect_all(sctx, cctx, TS_CONNS, sqp, cqp, lid, sid, cid);
 	for (unsigned t = 0; t < TS_THREADS; t++) {
-		for (unsigned k = 0; k < TS_CONNS / TS_THREADS; k++) {
-			ck_assert_int_eq(uiw_destroy_qp(cl[t].qp[k]), 0);
+		for (unsigned k = 0; k < TS_CONNS / TS_THREADS; k++)
 			ck_assert_int_eq(uiw_destroy_cq(cl[t].cq[k]), 0);
-		}
 		ck_assert_int_eq(uiw_dereg_mr(cmr[t]), 0);
 		free(cl[t].buf);
 	}
-	ck_assert_int_eq(uiw_destroy_id(lid), 0);
 	ck_assert_int_eq(uiw_dereg_mr(smr), 0);
 	ck_assert_int_eq(uiw_destroy_srq(srq), 0);
 	ck_assert_int_eq(uiw_destroy_cq(scq), 0);
-	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
-	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
-	ck_assert_int_eq(uiw_close_context(sctx), 0);
-	ck_assert_int_eq(uiw_close_context(cctx), 0);
+	te_close_pair(spd, cpd, sctx, cctx);
 	free(rbuf);
 }
 END_TEST
