@@ -1058,11 +1058,16 @@ int uiw_destroy_event_channel(struct uiw_event_channel *ch)
 		*pp = ch->next;
 	lk_unlock(&ctx->lock, UIW_LK_CTX);
 	/* no id reports here, and an id's events leave with it: nothing queued */
+	cm_channel_free(ch);
+	return 0;
+}
+
+void cm_channel_free(struct uiw_event_channel *ch)
+{
 	close(ch->efd);
 	pthread_cond_destroy(&ch->cond);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
-	return 0;
 }
 
 int uiw_get_channel_event(struct uiw_event_channel *ch, struct uiw_cm_event *ev, int timeout_ms)

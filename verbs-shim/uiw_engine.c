@@ -80,6 +80,13 @@ void eng_unlock(struct uiw_engine *eng)
 	pthread_mutex_unlock(&eng->lock);
 }
 
+/* (@id's engine's lock held) @id joins its engine's list */
+static void eng_add_id(struct uiw_cm_id *id)
+{
+	id->next = id->eng->ids;
+	id->eng->ids = id;
+}
+
 /* (@eng's lock held) the ids other engines accepted for it join its list */
 static void eng_take_inbox(struct uiw_engine *eng)
 {
@@ -90,8 +97,7 @@ static void eng_take_inbox(struct uiw_engine *eng)
 	lk_lock(&eng->inbox_lock, UIW_LK_INBOX);
 	while ((id = eng->inbox)) {
 		eng->inbox = id->next;
-		id->next = eng->ids;
-		eng->ids = id;
+		eng_add_id(id);
 		engine_mark(id);
 	}
 	__atomic_store_n(&eng->inbox_n, 0, __ATOMIC_RELEASE);
@@ -206,12 +212,11 @@ static void engine_unmark(struct uiw_cm_id *id)
 void engine_id_fresh(struct uiw_cm_id *id)
 {
 	id->eng = engine_pick(id->ctx);
-	id->next = id->eng->ids;
-	id->eng->ids = id;
+	eng_add_id(id);
 }
 
-/* (ctx_lock_all() held) @id is about to be freed by the CM: off its
- * engine's lists */
+/* (its engine's lock held) @id is about to be freed: off its engine's
+ * lists (by the CM, or by the engine for an id the application never saw) */
 void engine_id_gone(struct uiw_cm_id *id)
 {
 	struct uiw_cm_id **pp;
@@ -317,8 +322,7 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 		return;
 	}
 	if (c->eng == id->eng) {
-		c->next = c->eng->ids;
-		c->eng->ids = c;
+		eng_add_id(c);
 		engine_mark(c);
 		return;
 	}
@@ -805,15 +809,6 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 	}
 }
 
-/*
- * Service the ids of @eng that need it (its lock held): every one when a full
- * scan was asked for (engine_wake()) or a deadline is due, else only the
- * ids marked since (completions of their I/O, posted work requests).  A
- * full scan costs one id_service() per connection: with 1024 connections on
- * a context, doing it on every turn made the engine O(connections) per
- * completion.  @deadline gets the earliest deadline seen; eng->timer_due
- * remembers it for the turns that do not look at every id.
- */
 /* id_service(), then count a listener's connection out of its pending
  * ones once it left the handshake and the application's answer */
 static int id_service_count(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
@@ -826,6 +821,15 @@ static int id_service_count(struct uiw_cm_id *id, uint64_t now, uint64_t *deadli
 	return freed;
 }
 
+/*
+ * Service the ids of @eng that need it (its lock held): every one when a full
+ * scan was asked for (engine_wake()) or a deadline is due, else only the
+ * ids marked since (completions of their I/O, posted work requests).  A
+ * full scan costs one id_service() per connection: with 1024 connections on
+ * a context, doing it on every turn made the engine O(connections) per
+ * completion.  @deadline gets the earliest deadline seen; eng->timer_due
+ * remembers it for the turns that do not look at every id.
+ */
 static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline)
 {
 	struct uiw_cm_id **pp, *list;
@@ -857,11 +861,7 @@ static void service_ids(struct uiw_engine *eng, uint64_t now, uint64_t *deadline
 		list = id->dirty_next;
 		id->dirty = 0;
 		if (id_service_count(id, now, deadline)) {
-			for (pp = &eng->ids; *pp && *pp != id; pp = &(*pp)->next)
-				;
-			if (*pp)
-				*pp = id->next;
-			engine_unmark(id);
+			engine_id_gone(id);
 			cm_id_free(id);
 		}
 	}

@@ -355,6 +355,9 @@ int cm_conn_accepted(struct uiw_cm_id *id, uint64_t now);
  * DISCONNECTED if the connection had ended after ESTABLISHED */
 void cm_conn_closed(struct uiw_cm_id *id);
 /* record the local and peer addresses of @id's connected socket */
+/* an event channel of uiw_create_event_channel() goes: its fd, lock and
+ * condition, its memory (nothing may be queued or report there) */
+void cm_channel_free(struct uiw_event_channel *ch);
 void cm_sock_addrs(struct uiw_cm_id *id);
 /* TCP socket options of a connection (TCP_USER_TIMEOUT, keepalive) */
 void cm_sock_user_timeout(const struct uiw_context *ctx, int fd);

@@ -8,29 +8,44 @@
 #include "uiw_lock.h"
 
 #ifdef UIW_LOCK_CHECK
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static __thread unsigned held;
+/* the engine locks held, one bit per index (UIW_ENGINES_MAX is 64) */
+static __thread unsigned long long held_eng;
+
+__attribute__((format(printf, 1, 2), noreturn)) static void lk_abort(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uiwarp: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+/* the highest rank held (@held is not 0) */
+static unsigned top_rank(void)
+{
+	return 31u - (unsigned)__builtin_clz(held);
+}
 
 void lk_note(unsigned rank)
 {
-	if (held >> rank) {
-		unsigned top = 31u - (unsigned)__builtin_clz(held);
-
-		fprintf(stderr, "uiwarp: lock order violated: rank %u taken while rank %u is held\n",
-			rank, top);
-		abort();
-	}
+	if (held >> rank)
+		lk_abort("lock order violated: rank %u taken while rank %u is held", rank,
+			 top_rank());
 	held |= 1u << rank;
 }
 
 void lk_unnote(unsigned rank)
 {
-	if (!(held & (1u << rank))) {
-		fprintf(stderr, "uiwarp: lock of rank %u released but not held\n", rank);
-		abort();
-	}
+	if (!(held & (1u << rank)))
+		lk_abort("lock of rank %u released but not held", rank);
 	held &= ~(1u << rank);
 }
 
@@ -39,31 +54,22 @@ unsigned lk_held(void)
 	return held;
 }
 
-/* the engine locks held, one bit per index (UIW_ENGINES_MAX is 64) */
-static __thread unsigned long long held_eng;
-
 void lk_note_eng(unsigned idx)
 {
-	if ((held >> UIW_LK_ENG) & ~1u) {
-		fprintf(stderr, "uiwarp: lock order violated: engine %u's lock taken while rank %u is held\n",
-			idx, 31u - (unsigned)__builtin_clz(held));
-		abort();
-	}
-	if (held_eng >> idx) {
-		fprintf(stderr, "uiwarp: lock order violated: engine %u's lock taken while engine %u's is held\n",
-			idx, 63u - (unsigned)__builtin_clzll(held_eng));
-		abort();
-	}
+	if ((held >> UIW_LK_ENG) & ~1u)
+		lk_abort("lock order violated: engine %u's lock taken while rank %u is held", idx,
+			 top_rank());
+	if (held_eng >> idx)
+		lk_abort("lock order violated: engine %u's lock taken while engine %u's is held", idx,
+			 63u - (unsigned)__builtin_clzll(held_eng));
 	held_eng |= 1ull << idx;
 	held |= 1u << UIW_LK_ENG;
 }
 
 void lk_unnote_eng(unsigned idx)
 {
-	if (!(held_eng & (1ull << idx))) {
-		fprintf(stderr, "uiwarp: engine %u's lock released but not held\n", idx);
-		abort();
-	}
+	if (!(held_eng & (1ull << idx)))
+		lk_abort("engine %u's lock released but not held", idx);
 	held_eng &= ~(1ull << idx);
 	if (!held_eng)
 		held &= ~(1u << UIW_LK_ENG);

@@ -22,8 +22,7 @@ enum uiw_lock_rank {
 	UIW_LK_CQ = 5,	  /* struct uiw_cq.lock: its ring and arming */
 	UIW_LK_CCH = 6,	  /* struct uiw_channel_int.lock: a completion channel's queue */
 	UIW_LK_EVCH = 7,  /* struct uiw_event_channel.lock: a CM event queue */
-	UIW_LK_QPN = 8,	  /* the process's table of QP numbers */
-	UIW_LK_TEST = 15  /* the checker's own test */
+	UIW_LK_QPN = 8	  /* the process's table of QP numbers */
 };
 
 #ifdef UIW_LOCK_CHECK

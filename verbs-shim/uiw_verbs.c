@@ -94,10 +94,7 @@ int uiw_close_context(struct uiw_context *ctx)
 	 * not destroy go with the context */
 	while ((ch = ctx->channels)) {
 		ctx->channels = ch->next;
-		close(ch->efd);
-		pthread_cond_destroy(&ch->cond);
-		pthread_mutex_destroy(&ch->lock);
-		free(ch);
+		cm_channel_free(ch);
 	}
 	while ((e = ctx->evch.head)) {
 		ctx->evch.head = e->next;
@@ -403,9 +400,10 @@ static int cq_disarm(struct uiw_cq *cq, int solicited, int error)
  * The eventfd write comes after the channel's lock is released: it wakes
  * the application, whose uiw_get_cq_event() takes that lock at once
  * (written under the locks, it doubled the futex calls of send_bw's
- * sender and cost it ~15%).  A unit may thus arrive after
- * cq_drop_events() looked for it: uiw_get_cq_event() then finds no CQ and
- * reads the next one. */
+ * sender and cost it ~15%).  The unit still follows its CQ onto the
+ * queue, so a reader that took a unit finds a CQ; cq_drop_events() runs
+ * only once no QP can complete on the CQ (uiw_destroy_cq(): no QP uses it),
+ * so no unit of a dropped event is still to come. */
 static void cq_notify(struct uiw_cq *cq)
 {
 	struct uiw_channel_int *ch = (struct uiw_channel_int *)cq->channel;
