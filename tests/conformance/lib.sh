@@ -69,21 +69,35 @@ hcount() {
 
 # mpa_check PCAP REQ_C REP_C [PRIVDATA]: the capture has an MPA Request
 # with C = REQ_C and a Reply with C = REP_C (neither with M or R), FPDUs
-# after them, no FPDU with a bad length, and, when CRCs were negotiated
-# (either C set), CRCs that tshark checks as good and none bad; with
-# PRIVDATA, both frames carry that private data (hex).  When tcpdump
-# missed segments (tshark's tcp.analysis.lost_segment), bad CRCs and
-# lengths are not counted: tshark misframes FPDUs after a gap.  Writes
-# OUT/<pcap name>.mpa.txt.  Returns 0, or 1 with MPA_WHY set.
+# after them, and, framed by tests/progs/mpa_frame (its own reassembly of
+# each TCP direction and its own CRC32C): every octet in an MPA frame, no
+# ULPDU shorter than a DDP header, no retransmission that differs, and,
+# when CRCs were negotiated (either C set), every CRC good; with PRIVDATA,
+# both frames carry that private data (hex).  tshark decodes the Request
+# and Reply and is a second opinion on the FPDUs: its dissector warnings
+# fail the check when its framing agrees with mpa_frame's, and are written
+# down but not counted when it does not (tshark frames FPDUs segment by
+# segment and has lost a boundary on a clean stream).  When tcpdump missed
+# segments, framing stops at the first gap of a direction and the rest is
+# not counted.  Writes OUT/<pcap name>.mpa.txt.  Returns 0, or 1 with
+# MPA_WHY set.
 mpa_check() {
 	local pcap=$1 want_req=$2 want_rep=$3 want_pd=${4-} txt f nreq nrep nfpdu req rep
-	local good bad badlen crc_on lost malformed nmal uncovered
+	local good bad badlen crc_on lost malformed nmal uncovered own sum v k tgood tbad tbadlen tuncovered agree
 	txt=$OUT/$(basename "$pcap" .pcap).mpa.txt
 	MPA_WHY=
 	if [ ! -s "$pcap" ]; then
 		MPA_WHY="no capture $(basename "$pcap")"
 		return 1
 	fi
+	own=$("$UIW_TESTBIN/mpa_frame" "$pcap" 2>&1) || true
+	sum=$(printf '%s\n' "$own" | sed -n 's/^mpa_frame: //p' | tail -n 1)
+	if [ -z "$sum" ]; then
+		MPA_WHY="mpa_frame could not read the capture: $(printf '%s\n' "$own" | tail -n 1)"
+		return 1
+	fi
+	# mpa_frame's key=value summary: fpdus crc_good crc_bad short leftover ...
+	mf() { printf '%s\n' "$sum" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 	f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa -T fields \
 		-E separator=/t -e frame.number -e iwarp_mpa.key.req -e iwarp_mpa.key.rep \
 		-e iwarp_mpa.crc_flag -e iwarp_mpa.marker_flag -e iwarp_mpa.rej_flag \
@@ -92,15 +106,21 @@ mpa_check() {
 	rep=$(printf '%s\n' "$f" | awk -F'\t' '$3 != "" {print "crc=" $4 " markers=" $5 " reject=" $6 " rev=" $7 " pd=" $8; exit}')
 	nreq=$(printf '%s\n' "$f" | awk -F'\t' '$2 != ""' | grep -c . || true)
 	nrep=$(printf '%s\n' "$f" | awk -F'\t' '$3 != ""' | grep -c . || true)
-	nfpdu=$(printf '%s\n' "$f" | awk -F'\t' '$9 != ""' | grep -c . || true)
+	nfpdu=$(mf fpdus)
+	good=$(mf crc_good)
+	bad=$(mf crc_bad)
+	badlen=$(mf short)
+	uncovered=
+	for k in leftover nonmpa differ markers; do
+		v=$(mf $k)
+		[ "${v:-0}" = 0 ] || uncovered="$uncovered$k=$v "
+	done
+	lost=$(mf gaps)
+	# tshark's own view of the same FPDUs
 	f=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -O iwarp_mpa 2>/dev/null) || true
-	good=$(printf '%s\n' "$f" | grep -c 'Good CRC32' || true)
-	bad=$(printf '%s\n' "$f" | grep -c 'Bad CRC32' || true)
-	badlen=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa.bad_length 2>/dev/null | grep -c . || true)
-	# segments missing from the capture (tcpdump drops under emulation) make
-	# tshark misframe the FPDUs after them: bad CRCs and lengths then are
-	# artefacts, not traffic
-	lost=$(tshark -n -r "$pcap" -Y tcp.analysis.lost_segment 2>/dev/null | grep -c . || true)
+	tgood=$(printf '%s\n' "$f" | grep -c 'Good CRC32' || true)
+	tbad=$(printf '%s\n' "$f" | grep -c 'Bad CRC32' || true)
+	tbadlen=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp -Y iwarp_mpa.bad_length 2>/dev/null | grep -c . || true)
 	# malformed frames and warnings/errors of tshark's dissectors (the
 	# expert statistics: per-frame expert fields are not filterable here),
 	# less the two warnings tshark 4.0 raises on every revision-2 Request
@@ -109,10 +129,10 @@ mpa_check() {
 		-q -z expert,warn 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $3 != "TCP"' |
 		grep -vE 'IWARP_MPA +(Res field is NOT set to zero|Rev field is NOT set to one)') || true
 	nmal=$(printf '%s\n' "$malformed" | awk '$1 ~ /^[0-9]+$/ {n += $1} END {print n + 0}')
-	# every TCP payload octet (retransmissions aside) belongs to a decoded
-	# MPA frame: a Request/Reply (20 + PD_Length) or an FPDU (2 + ULPDU
-	# Length + pad + CRC); an FPDU tshark cannot frame leaves octets over
-	uncovered=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp \
+	# TCP payload octets (retransmissions aside) that tshark did not put in
+	# an MPA frame: a Request/Reply (20 + PD_Length) or an FPDU (2 + ULPDU
+	# Length + pad + CRC)
+	tuncovered=$(tshark -n -r "$pcap" -o tcp.try_heuristic_first:TRUE --disable-heuristic rpcrdma_iwarp \
 		-T fields -E separator=/t -E occurrence=a -E aggregator=, -e ip.src -e tcp.srcport -e tcp.len \
 		-e tcp.analysis.retransmission -e iwarp_mpa.ulpdulength -e iwarp_mpa.pdlength \
 		-e iwarp_mpa.key.req -e iwarp_mpa.key.rep 2>/dev/null |
@@ -120,23 +140,28 @@ mpa_check() {
 			if ($7 != "" || $8 != "") { n = split($6, a, ","); for (i = 1; i <= n; i++) mpa[d] += 20 + a[i] }
 			if ($5 != "") { n = split($5, a, ","); for (i = 1; i <= n; i++) { u = a[i] + 0; mpa[d] += 2 + u + (4 - (2 + u) % 4) % 4 + 4 } } }
 			END { for (d in tcp) if (tcp[d] != mpa[d] + 0) printf "%s sent %d TCP payload octets, %d in MPA frames; ", d, tcp[d], mpa[d] }') || true
+	agree=1
+	if [ "${lost:-0}" = 0 ] && [ -z "$uncovered" ] && [ "$bad" = 0 ] && [ "$badlen" = 0 ]; then
+		[ -z "$tuncovered" ] && [ "$tbad" = 0 ] && [ "$tbadlen" = 0 ] || agree=0
+	fi
 	{
 		echo "request ($nreq): $req"
 		echo "reply ($nrep): $rep"
-		echo "frames with FPDUs: $nfpdu"
+		echo "mpa_frame (own framing of the reassembled streams):"
+		printf '%s\n' "$own" | sed 's/^/  /'
+		echo "FPDUs: $nfpdu"
 		echo "CRC checks: good $good, bad $bad"
-		echo "frames with a bad MPA length: $badlen"
-		echo "segments missing from the capture: $lost"
-		echo "malformed frames or iWARP dissector warnings: $nmal"
+		echo "ULPDUs shorter than a DDP header: $badlen"
+		echo "octets missing from the capture: ${lost:-0}"
 		echo "octets outside MPA frames: ${uncovered:-none}"
+		echo "tshark: CRC good $tgood, bad $tbad; bad lengths $tbadlen; octets outside its frames: ${tuncovered:-none}"
+		echo "malformed frames or iWARP dissector warnings: $nmal"
 		[ "$nmal" = 0 ] || printf '%s\n' "$malformed" | head -n 20
+		[ "$agree" = 1 ] || echo "(tshark framed differently from a clean stream: its warnings are not counted)"
 	} >"$txt"
-	if [ "$lost" != 0 ]; then
-		echo "(with segments missing, bad CRCs and lengths are not counted)" >>"$txt"
-		bad=0
-		badlen=0
+	if [ "${lost:-0}" != 0 ] || [ "$agree" = 0 ]; then
+		[ "${lost:-0}" = 0 ] || echo "(with segments missing, tshark's warnings are not counted)" >>"$txt"
 		nmal=0
-		uncovered=
 	fi
 	crc_on=0
 	[ "$want_req" = 1 ] || [ "$want_rep" = 1 ] && crc_on=1
@@ -159,12 +184,12 @@ mpa_check() {
 		case "$rep" in *" pd=$want_pd") ;; *) MPA_WHY="MPA Reply private data: $rep, expected $want_pd" ;; esac
 		[ -n "$MPA_WHY" ] && return 1
 	fi
-	if [ "$nfpdu" = 0 ]; then
+	if [ "${nfpdu:-0}" = 0 ]; then
 		MPA_WHY="no FPDU after the MPA handshake"
 	elif [ "$badlen" != 0 ]; then
-		MPA_WHY="$badlen frames with a bad MPA length"
+		MPA_WHY="$badlen FPDUs with a ULPDU shorter than a DDP header"
 	elif [ -n "$uncovered" ]; then
-		MPA_WHY="octets outside MPA frames: $uncovered"
+		MPA_WHY="octets outside MPA frames: $uncovered(see $(basename "$txt"))"
 	elif [ "$nmal" != 0 ]; then
 		MPA_WHY="$nmal malformed frames or iWARP dissector warnings (see $(basename "$txt"))"
 	elif [ "$bad" != 0 ]; then
