@@ -96,13 +96,13 @@ endif
 
 LIB_SRCS := common/crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.c \
             ddp/ddp_hdr.c ddp/ddp_mem.c rdmap/rdmap_qp.c rdmap/rdmap_tx.c rdmap/rdmap_rx.c \
-            rdmap/rdmap_term.c \
+            rdmap/rdmap_term.c rdmap/rdmap_atomic.c \
             verbs-shim/uiw_version.c verbs-shim/uiw_lock.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
             $(wildcard rpcrdma/*.c)
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
              tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
-             tests/test_rdmap_err.c tests/test_verbs.c tests/test_verbs_proc.c \
+             tests/test_rdmap_err.c tests/test_rdmap_ext.c tests/test_verbs.c tests/test_verbs_proc.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \
              tests/test_rpc.c tests/test_rpc_clnt.c tests/midop.c tests/test_midop.c tests/test_conn.c \
              tests/test_cm_channel.c

@@ -124,8 +124,9 @@ int ddp_mr_reg(struct ddp_mem *m, struct ddp_pd *pd, void *addr, uint64_t len, u
 		return -EINVAL;
 	if ((uintptr_t)addr + len < (uintptr_t)addr)
 		return -EINVAL;
-	/* A remotely writable region must be locally writable too (verbs rule). */
-	if ((access & DDP_ACC_REMOTE_WRITE) && !(access & DDP_ACC_LOCAL_WRITE))
+	/* A remotely writable (or atomically updated) region must be locally
+	 * writable too (verbs rule). */
+	if ((access & (DDP_ACC_REMOTE_WRITE | DDP_ACC_REMOTE_ATOMIC)) && !(access & DDP_ACC_LOCAL_WRITE))
 		return -EINVAL;
 	if (!m->nfree)
 		return -ENOSPC;

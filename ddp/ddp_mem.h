@@ -44,10 +44,11 @@
 #include <stdint.h>
 
 /* Access rights (values as ibv_access_flags). */
-#define DDP_ACC_LOCAL_WRITE  0x1
-#define DDP_ACC_REMOTE_WRITE 0x2
-#define DDP_ACC_REMOTE_READ  0x4
-#define DDP_ACC_ALL	     0x7
+#define DDP_ACC_LOCAL_WRITE   0x1
+#define DDP_ACC_REMOTE_WRITE  0x2
+#define DDP_ACC_REMOTE_READ   0x4
+#define DDP_ACC_REMOTE_ATOMIC 0x8 /* RFC 7306 Atomic Requests may target it */
+#define DDP_ACC_ALL	      0xF
 
 #define DDP_STAG_INDEX_BITS 24
 #define DDP_STAG_INDEX_MASK 0xFFFFFFu

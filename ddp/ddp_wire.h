@@ -30,11 +30,13 @@
 #define DDP_OFF_MSN	 10
 #define DDP_OFF_MO	 14
 
-/* Untagged queues used by RDMAP (RFC 5040 §4.1 Figure 4). */
-#define DDP_QN_SEND	 0
-#define DDP_QN_READ_REQ	 1
-#define DDP_QN_TERMINATE 2
-#define DDP_NQUEUES	 3
+/* Untagged queues used by RDMAP (RFC 5040 §4.1 Figure 4; queue 3 is RFC
+ * 7306's, valid only on a stream with its extensions enabled). */
+#define DDP_QN_SEND	   0
+#define DDP_QN_READ_REQ	   1
+#define DDP_QN_TERMINATE   2
+#define DDP_QN_ATOMIC_RESP 3
+#define DDP_NQUEUES	   4
 
 /* Terminate layers and DDP error types/codes (RFC 5040 §4.8). */
 #define TERM_LAYER_RDMAP 0

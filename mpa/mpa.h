@@ -136,7 +136,7 @@ int mpa_rtr_match(unsigned rtr, const uint8_t *hdr, size_t hdr_len, size_t ulpdu
 uint32_t mpa_mulpdu(uint32_t emss, int markers);
 
 /* Largest ULPDU header the layer above may ask MPA to collect. */
-#define MPA_RX_HDR_MAX 64
+#define MPA_RX_HDR_MAX 72 /* RDMAP's largest: an RFC 7306 Atomic Request, 18 + 52 */
 /* Largest header (beyond ULPDU_Length) a queued FPDU may carry. */
 #define MPA_TX_HDR_MAX 96
 /* Markers one mpa_rx_lend() may cover. */

@@ -45,7 +45,12 @@ enum rdmap_wr_opcode {
 	RDMAP_WR_READ,
 	RDMAP_WR_SEND,
 	RDMAP_WR_SEND_INV,
-	RDMAP_WR_LOCAL_INV
+	RDMAP_WR_LOCAL_INV,
+	/* RFC 7306, on a QP with RDMAP_EXT_RFC7306 only (else -EOPNOTSUPP) */
+	RDMAP_WR_WRITE_IMM,   /* an RDMA Write, then an Immediate Data message */
+	RDMAP_WR_SEND_IMM,    /* an Immediate Data message alone: no payload */
+	RDMAP_WR_ATOMIC_FADD, /* FetchAdd of @compare_add; the original into sge[0] */
+	RDMAP_WR_ATOMIC_CSWAP /* CmpSwap: @compare_add compared, @swap stored */
 };
 
 #define RDMAP_WR_SIGNALED  0x1
@@ -62,6 +67,11 @@ struct rdmap_send_wr {
 	uint64_t remote_addr; /* Write/Read: remote tagged offset */
 	uint32_t rkey;	      /* Write/Read: remote STag */
 	uint32_t inv_stag;    /* Send with Invalidate: remote STag; local invalidate: local STag */
+	/* WRITE_IMM, SEND_IMM: the 32-bit immediate as verbs hold it (network
+	 * order in memory): its four octets open the 8 of Immediate Data */
+	uint32_t imm_data;
+	uint64_t compare_add; /* atomics: FetchAdd's addend, CmpSwap's compare */
+	uint64_t swap;	      /* CmpSwap: the value stored on a match */
 };
 
 struct rdmap_recv_wr {
@@ -89,12 +99,16 @@ enum rdmap_wc_opcode {
 	RDMAP_WC_RDMA_WRITE,
 	RDMAP_WC_RDMA_READ,
 	RDMAP_WC_LOCAL_INV,
-	RDMAP_WC_RECV
+	RDMAP_WC_RECV,
+	RDMAP_WC_COMP_SWAP,
+	RDMAP_WC_FETCH_ADD,
+	RDMAP_WC_RECV_RDMA_WITH_IMM /* Immediate Data right after an RDMA Write */
 };
 
 #define RDMAP_WC_F_WITH_INV  0x1 /* a Send with Invalidate invalidated @inv_stag */
 #define RDMAP_WC_F_SOLICITED 0x2 /* Send with Solicited Event */
 #define RDMAP_WC_F_TERM	     0x4 /* @term holds the cause of the failure */
+#define RDMAP_WC_F_WITH_IMM  0x8 /* Immediate Data: @imm_data is valid */
 
 /* A TERMINATE's cause (sent or received). */
 struct rdmap_term {
@@ -116,6 +130,7 @@ struct rdmap_wc {
 	uint32_t byte_len;
 	unsigned flags;
 	uint32_t inv_stag;
+	uint32_t imm_data; /* RDMAP_WC_F_WITH_IMM: octets 0-3 of the Immediate Data */
 	struct rdmap_term term;
 };
 
@@ -149,9 +164,19 @@ struct rdmap_qp_cfg {
 	unsigned max_send_wr; /* 0: no send queue (posting is refused) */
 	unsigned max_recv_wr; /* 0: no receive queue (an inbound Send is "no buffer") */
 	unsigned max_inline; /* octets of inline data per send WR */
-	uint16_t ird;	     /* inbound Read Requests served at once */
-	uint16_t ord;	     /* outbound Read Requests outstanding at once */
+	uint16_t ird;	     /* inbound Read and Atomic Requests served at once */
+	uint16_t ord;	     /* outbound Read and Atomic Requests outstanding at once */
+	unsigned ext;	     /* RDMAP_EXT_*: protocol extensions the stream uses */
 };
+
+/*
+ * RFC 7306 (atomics, Immediate Data) has no negotiation on the wire (its
+ * §1.1 leaves it to the ULP): a QP uses it only when the layer above knows
+ * the peer does too.  Without it, the extension opcodes are refused on post
+ * (-EOPNOTSUPP) and answered on receipt as RFC 7306 §1.1 says a peer
+ * without them does (RDMAP / Remote Operation / Unexpected OpCode).
+ */
+#define RDMAP_EXT_RFC7306 0x1
 
 struct rdmap_swqe;
 struct rdmap_rwqe;
@@ -180,6 +205,7 @@ struct rdmap_tx_msg {
 	uint64_t total;
 	uint64_t sent;
 	uint32_t msn;
+	int imm_phase; /* a Write with Immediate: the Write is out, its Immediate Data is next */
 };
 
 /* Receive of the current message on one untagged queue. */
@@ -225,12 +251,16 @@ struct rdmap_qp {
 	struct rdmap_rx_queue rxq[DDP_NQUEUES];
 	/* the segment being received */
 	struct ddp_hdr rx_hdr;
-	uint8_t rx_hdr_raw[DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	uint8_t rx_hdr_raw[DDP_UNTAGGED_HDR_LEN + RDMAP_HDR_EXTRA_MAX];
 	size_t rx_hdr_len;
 	size_t rx_ulpdu_len;
 	uint8_t rx_term_buf[RDMAP_TERM_MAX];
 	uint64_t rx_rresp_placed; /* Read Response octets placed for the ORQ head */
 	int rtr_rresp_pending;	  /* p2p initiator: the Read RTR's zero-length response is due */
+	/* RFC 7306 §6: Immediate Data right after a complete RDMA Write
+	 * completes as RECV_RDMA_WITH_IMM with the Write's length */
+	int rx_last_write;     /* the last message received was an RDMA Write */
+	uint64_t rx_write_len; /* its octets (or so far, while it arrives) */
 
 	/* TERMINATE: to send (error detected here) or received */
 	int term_pending;
@@ -283,7 +313,9 @@ extern const struct mpa_ops rdmap_mpa_ops;
 /**
  * rdmap_post_send() - validate and queue @wr.  Returns 0, -EINVAL (bad
  * opcode, SGE count, Read with more than one SGE, inline too long, no send
- * queue), -ENOMEM
+ * queue; an atomic whose one SGE is not 8 octets or whose remote address is
+ * not 8-aligned; a Send with Immediate with payload), -EOPNOTSUPP (an RFC
+ * 7306 opcode on a QP without RDMAP_EXT_RFC7306), -ENOMEM
  * (send queue full), -EPIPE (QP closing or not yet bound is fine: work waits
  * for rdmap_qp_bind()), or -EPERM for an SGE whose lkey is not valid for local
  * use in this PD (as ibv_post_send reports errors synchronously).  On a QP in
@@ -377,6 +409,17 @@ size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf);
  * of octet 2) and says so in @t->siw_layout.  Returns 0 or -EBADMSG.
  */
 int rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t);
+
+/**
+ * rdmap_atomic_apply() - execute RFC 7306 atomic operation @aop
+ * (RDMAP_AOP_FETCHADD or _CMPSWAP, with the Atomic Request's data, masks and
+ * compare value) on the aligned word at @p, atomically (rdmap_atomic.c);
+ * returns the word's value before it.  rdmap_masked_add() is FetchAdd's
+ * arithmetic alone (§5.1.1: each set bit of @mask ends a field).
+ */
+uint64_t rdmap_atomic_apply(uint64_t *p, unsigned aop, uint64_t data, uint64_t data_mask,
+			    uint64_t cmp, uint64_t cmp_mask);
+uint64_t rdmap_masked_add(uint64_t orig, uint64_t add, uint64_t mask);
 
 /** rdmap_term_name() - the description of the TERMINATE triple (static). */
 const char *rdmap_term_name(uint8_t layer, uint8_t etype, uint8_t ecode);

@@ -13,6 +13,7 @@ struct rdmap_swqe {
 	enum swqe_state state;
 	enum rdmap_wc_status status;
 	uint32_t byte_len;
+	uint32_t msn;	      /* an atomic's: its QN 1 MSN, sent as its Request Identifier */
 	uint8_t *inline_data; /* copy of the payload when RDMAP_WR_INLINE */
 };
 
@@ -30,7 +31,31 @@ struct rdmap_irqe {
 	uint32_t src_stag;
 	uint64_t src_to;
 	uint64_t sent;
+	/* an RFC 7306 Atomic Request (its target in src_stag/src_to): the
+	 * operation, executed when it was delivered or, when it had to wait
+	 * (rdmap_rx.c: atomic_may_run()), just before its response goes out;
+	 * the response carries the identifier and the value found */
+	int atomic, executed;
+	uint8_t aop;
+	uint32_t req_id;
+	uint64_t data, data_mask, cmp, cmp_mask;
+	uint64_t orig;
 };
+
+/* Execute the atomic of @e now if nothing forbids it (1), else 0; -EFAULT
+ * when its target is no longer valid (deregistered, invalidated). */
+int rdmap_atomic_run(struct rdmap_qp *qp, struct rdmap_irqe *e, int at_head);
+
+/* Requests that take an ORD slot and complete on their response. */
+static inline int wr_uses_ord(enum rdmap_wr_opcode op)
+{
+	return op == RDMAP_WR_READ || op == RDMAP_WR_ATOMIC_FADD || op == RDMAP_WR_ATOMIC_CSWAP;
+}
+
+static inline int wr_is_atomic(enum rdmap_wr_opcode op)
+{
+	return op == RDMAP_WR_ATOMIC_FADD || op == RDMAP_WR_ATOMIC_CSWAP;
+}
 
 enum tx_kind { TXK_SQ, TXK_RRESP };
 

@@ -173,6 +173,10 @@ static const enum rdmap_wc_opcode wr_wc_opcode[] = {
 	[RDMAP_WR_WRITE] = RDMAP_WC_RDMA_WRITE, [RDMAP_WR_READ] = RDMAP_WC_RDMA_READ,
 	[RDMAP_WR_SEND] = RDMAP_WC_SEND,	[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
 	[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
+	[RDMAP_WR_WRITE_IMM] = RDMAP_WC_RDMA_WRITE,
+	[RDMAP_WR_SEND_IMM] = RDMAP_WC_SEND,
+	[RDMAP_WR_ATOMIC_FADD] = RDMAP_WC_FETCH_ADD,
+	[RDMAP_WR_ATOMIC_CSWAP] = RDMAP_WC_COMP_SWAP,
 };
 
 static enum rdmap_wc_opcode wc_opcode(enum rdmap_wr_opcode op)
@@ -437,6 +441,29 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 	case RDMAP_WR_LOCAL_INV:
 		if (wr->num_sge)
 			return -EINVAL;
+		break;
+	case RDMAP_WR_WRITE_IMM:
+	case RDMAP_WR_SEND_IMM:
+	case RDMAP_WR_ATOMIC_FADD:
+	case RDMAP_WR_ATOMIC_CSWAP:
+		/* never sent to a peer that may not know them (RFC 7306 §1.1) */
+		if (!(qp->cfg.ext & RDMAP_EXT_RFC7306))
+			return -EOPNOTSUPP;
+		if (wr->opcode == RDMAP_WR_SEND_IMM) {
+			/* RFC 7306 has no Send carrying both data and an
+			 * immediate: Immediate Data is a message of its own */
+			if (sge_total(wr->sge, wr->num_sge))
+				return -EINVAL;
+		} else if (wr_is_atomic(wr->opcode)) {
+			/* the original value lands in one 8-octet buffer; the
+			 * target is a 64-bit aligned word (RFC 7306 §5.2.1) */
+			if (wr->num_sge != 1 || wr->sge[0].length != 8 ||
+			    (wr->flags & RDMAP_WR_INLINE) || (wr->remote_addr & 7))
+				return -EINVAL;
+			if (qp->cfg.ord == 0)
+				return -EINVAL;
+			access = DDP_ACC_LOCAL_WRITE;
+		}
 		break;
 	default:
 		return -EINVAL;

@@ -33,6 +33,7 @@ struct rx_op {
 	uint8_t qn;	     /* ... and, untagged, the queue */
 	uint8_t hdr_extra;   /* RDMAP header octets taken with the DDP header */
 	uint8_t consumes_rq; /* a new message takes a posted receive */
+	uint8_t ext;	     /* an RFC 7306 opcode: only with RDMAP_EXT_RFC7306 */
 	uint8_t wc_flags;    /* RDMAP_WC_F_* of its receive completion */
 	rx_place_fn place;
 	rx_deliver_fn deliver; /* NULL: nothing beyond placement */
@@ -179,8 +180,10 @@ static int place_read_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t
 					     raw, hl, ulpdu_len);
 		return 0;
 	}
-	/* A Read Response must answer a Read Request we sent. */
-	if (!w)
+	/* A Read Response must answer a Read Request we sent, the oldest
+	 * outstanding (not an Atomic Request: RFC 7306 §7, Read and Atomic
+	 * responses come in request order). */
+	if (!w || w->wr.opcode != RDMAP_WR_READ)
 		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_UNEXPECTED_OP,
 				     raw, hl, ulpdu_len);
 	/* It must land where that request asked, in order. */
@@ -370,9 +373,11 @@ static int rx_begin(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_
 		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
 				     RDMAP_ECODE_INVALID_RDMAPV, hdr, hdr_len, ulpdu_len);
 	op = h.ulp_ctrl & RDMAP_CTRL_OPCODE;
-	/* "The RDMA OpCode MUST be valid", and carried by the right model. */
+	/* "The RDMA OpCode MUST be valid", and carried by the right model.  An
+	 * RFC 7306 opcode on a stream without the extensions gets what RFC
+	 * 7306 §1.1 says a peer without them answers: Unexpected OpCode. */
 	ro = rx_op_of(op);
-	if (!ro || ro->tagged != h.tagged)
+	if (!ro || ro->tagged != h.tagged || (ro->ext && !(qp->cfg.ext & RDMAP_EXT_RFC7306)))
 		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
 				     RDMAP_ECODE_UNEXPECTED_OP, hdr, hdr_len, ulpdu_len);
 	if (h.tagged)
@@ -392,6 +397,19 @@ static void rx_send_done(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t o
 	wc.flags = rx_op_of(op)->wc_flags;
 	if (wc.flags & RDMAP_WC_F_WITH_INV)
 		wc.inv_stag = h->ulp_word;
+	if (wc.flags & RDMAP_WC_F_WITH_IMM) {
+		/* RFC 7306 §6: "an RDMA Write Message followed by an Immediate
+		 * Data Operation has the same behavior as the RDMA Write with
+		 * Immediate Data operation found in InfiniBand": the receive
+		 * says so, with the Write's length, as IB's does.  Verbs have
+		 * 32 bits of immediate: the first four of the eight octets. */
+		memcpy(&wc.imm_data, qp->rx_hdr_raw + DDP_UNTAGGED_HDR_LEN, 4);
+		wc.byte_len = 0;
+		if (qp->rx_last_write) {
+			wc.opcode = RDMAP_WC_RECV_RDMA_WITH_IMM;
+			wc.byte_len = (uint32_t)qp->rx_write_len;
+		}
+	}
 	if (qp->srq) {
 		qp->srq_cur_valid = 0;
 	} else {
@@ -529,6 +547,7 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 	const struct rx_op *ro = rx_op_of(op);
 	size_t len = ulpdu_len - hdr_len;
 	struct rdmap_rx_queue *q;
+	int ret;
 
 	(void)hdr;
 	/* The QP left operation while this FPDU was arriving (the application
@@ -537,8 +556,18 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 	if (qp->state != RDMAP_QPS_RTS && qp->state != RDMAP_QPS_CLOSING)
 		return -EPIPE;
 	qp->rx_fpdus++;
-	if (h->tagged)
+	if (h->tagged) {
+		if (op == RDMAP_OP_WRITE && !(flags & MPA_RX_F_RTR)) {
+			/* the length of the Write an Immediate Data may follow */
+			if (qp->rx_last_write != 2)
+				qp->rx_write_len = 0;
+			qp->rx_write_len += len;
+			qp->rx_last_write = h->last ? 1 : 2;
+		} else if (h->last) {
+			qp->rx_last_write = 0;
+		}
 		return ro->deliver ? ro->deliver(qp, h, op, len, ulpdu_len, flags) : 0;
+	}
 	/* untagged: the message is delivered once its last segment is */
 	q = &qp->rxq[h->qn];
 	q->placed += len;
@@ -546,11 +575,241 @@ static int rx_end(void *arg, const uint8_t *hdr, size_t hdr_len, size_t ulpdu_le
 		return 0;
 	q->active = 0;
 	q->expect_msn++;
-	return ro->deliver ? ro->deliver(qp, h, op, (size_t)q->placed, ulpdu_len, flags) : 0;
+	ret = ro->deliver ? ro->deliver(qp, h, op, (size_t)q->placed, ulpdu_len, flags) : 0;
+	/* an Immediate Data (delivered just now) pairs with the Write right
+	 * before it only */
+	qp->rx_last_write = 0;
+	return ret;
 }
 
-/* RFC 5040 §4.1 Figure 4 (model and queue of each opcode) and what each
- * does: see struct rx_op. */
+/*
+ * RFC 7306 §6.3: Immediate Data is one untagged message on queue 0 that
+ * takes a posted receive (checked by rx_untagged) and carries "exactly 8
+ * bytes" (taken with the header: nothing is placed in the receive's
+ * buffers).  The RFC names no TERMINATE for another length; this is the
+ * one RDMAP gives a Read Request of the wrong size.
+ */
+static int place_imm(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, const uint8_t *raw,
+		     size_t hl, size_t ulpdu_len, unsigned flags, struct iovec *dst, int *ndst)
+{
+	(void)op;
+	(void)flags;
+	(void)dst;
+	(void)ndst;
+	if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN || ulpdu_len != hl || !h->last)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+	return 0;
+}
+
+/* RFC 7306 §5.2.1: an Atomic Request is one segment holding its 52-octet
+ * header (RDMAP takes it with the DDP header), counted against IRD with the
+ * Read Requests it shares queue 1 with (§5.2 rule 4 of the response). */
+static int place_atomic_req(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
+			    const uint8_t *raw, size_t hl, size_t ulpdu_len, unsigned flags,
+			    struct iovec *dst, int *ndst)
+{
+	(void)op;
+	(void)flags;
+	(void)dst;
+	(void)ndst;
+	if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_AREQ_LEN || ulpdu_len != hl || !h->last)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+	if (qp->irq_count >= qp->cfg.ird)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+	return 0;
+}
+
+/*
+ * The word an atomic targets, if its STag still grants it (it was checked
+ * when the request was delivered; the application may have deregistered
+ * or invalidated the region since).
+ */
+static uint64_t *atomic_target(struct rdmap_qp *qp, const struct rdmap_irqe *e)
+{
+	struct ddp_mr *mr;
+
+	if (ddp_stag_check(qp->mem, e->src_stag, qp->pd, DDP_ACC_REMOTE_ATOMIC, e->src_to, 8,
+			   &mr) != DDP_STAG_OK)
+		return NULL;
+	return (uint64_t *)(void *)(mr->addr + (e->src_to - mr->va));
+}
+
+/*
+ * An atomic executes in request order with the Read Requests of its queue:
+ * once every earlier Read Response was generated (RFC 7306 §7, "RDMA Read
+ * Response Message will not be generated until Atomic Response Message has
+ * been generated" and its mirror), so that a Read before it reads the value
+ * before it; and once no FPDU queued on the stream still reads the word (a
+ * Read Response is sent from memory in place: changing the word under it
+ * would change data whose CRC is taken).  Delivered at the head with
+ * nothing queued, it runs at once, before any later message is placed;
+ * otherwise just before its response (a later Write may then land first,
+ * which §7 allows: "Atomic -> RDMA Write ... MAY be Placed before").
+ */
+int rdmap_atomic_run(struct rdmap_qp *qp, struct rdmap_irqe *e, int at_head)
+{
+	uint64_t *w;
+
+	if (e->executed)
+		return 1;
+	if (!at_head)
+		return 0;
+	w = atomic_target(qp, e);
+	if (!w)
+		return -EFAULT;
+	if (qp->mpa && mpa_tx_refs(qp->mpa, (uintptr_t)w, (uintptr_t)w + 8))
+		return 0;
+	e->orig = rdmap_atomic_apply(w, e->aop, e->data, e->data_mask, e->cmp, e->cmp_mask);
+	e->executed = 1;
+	return 1;
+}
+
+/*
+ * An Atomic Request, delivered (RFC 7306 §5.4 rule 3: "MUST NOT start
+ * processing until ... Delivered"): validated now, every error answered
+ * with the target untouched (§5.1.1, §5.1.2), then executed (see
+ * rdmap_atomic_run()) and answered in order with Read Responses.
+ */
+static int deliver_atomic_req(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			      size_t ulpdu_len, unsigned flags)
+{
+	const uint8_t *raw = qp->rx_hdr_raw, *a = raw + DDP_UNTAGGED_HDR_LEN;
+	size_t hl = qp->rx_hdr_len;
+	unsigned aop = get_be32(a + RDMAP_AREQ_OFF_OPCODE) & RDMAP_AREQ_AOPCODE;
+	struct rdmap_irqe *e;
+	enum ddp_stag_err err;
+	struct ddp_mr *mr;
+	uint32_t stag = get_be32(a + RDMAP_AREQ_OFF_STAG);
+	uint64_t to = get_be64(a + RDMAP_AREQ_OFF_TO);
+
+	(void)h;
+	(void)op;
+	(void)len;
+	(void)flags;
+	/* §5.2.1 rule 4: "an error MUST be surfaced" for an operation code
+	 * the RNIC does not support; no code is named: this is the one RFC
+	 * 5040 has for an operation it does not know. */
+	if (aop != RDMAP_AOP_FETCHADD && aop != RDMAP_AOP_CMPSWAP)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
+	/* §8.2: a Tagged Offset that is not 64-bit aligned is "Remote
+	 * Operation Error" / "Catastrophic Error, Localized to RDMAP Stream";
+	 * checked first, from the header alone, as §8.2 lists it */
+	if (to & 7)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+	/* The target's STag, in RFC 5040 §7.2's order (valid, this stream's
+	 * PD, access, wrap, bounds), with the remote-atomic right: RFC 7306
+	 * names no codes, these are RFC 5040's for a Read's data source. */
+	err = ddp_stag_check(qp->mem, stag, qp->pd, DDP_ACC_REMOTE_ATOMIC, to, 8, &mr);
+	if (err != DDP_STAG_OK)
+		return fail_rdmap_prot(qp, err, raw, hl, ulpdu_len);
+	/* a region whose address and tagged offset differ by other than a
+	 * multiple of 8 puts an aligned offset on an unaligned word: the CPU
+	 * cannot update it atomically, so it is refused like a misaligned
+	 * offset */
+	if ((uintptr_t)(mr->addr + (to - mr->va)) & 7)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_CATA_LOCAL, raw, hl, ulpdu_len);
+	e = &qp->irq[(qp->irq_head + qp->irq_count) % qp->cfg.ird];
+	memset(e, 0, sizeof(*e));
+	e->atomic = 1;
+	e->aop = (uint8_t)aop;
+	e->req_id = get_be32(a + RDMAP_AREQ_OFF_REQ_ID);
+	e->src_stag = stag;
+	e->src_to = to;
+	e->data = get_be64(a + RDMAP_AREQ_OFF_ADD_SWAP);
+	e->data_mask = get_be64(a + RDMAP_AREQ_OFF_ADD_SWAP_MASK);
+	e->cmp = get_be64(a + RDMAP_AREQ_OFF_CMP);
+	e->cmp_mask = get_be64(a + RDMAP_AREQ_OFF_CMP_MASK);
+	/* the region was valid just now: no -EFAULT here */
+	(void)rdmap_atomic_run(qp, e, qp->irq_count == 0);
+	qp->irq_count++;
+	rdmap_qp_progress(qp);
+	return 0;
+}
+
+/* RFC 7306 §5.2.2: an Atomic Response is one 12-octet segment on queue 3
+ * answering the oldest outstanding request, which must be an atomic (rule
+ * 8: responses come in request order, Reads' and atomics' alike). */
+static int place_atomic_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op,
+			     const uint8_t *raw, size_t hl, size_t ulpdu_len, unsigned flags,
+			     struct iovec *dst, int *ndst)
+{
+	struct rdmap_swqe *w = orq_head(qp);
+
+	(void)op;
+	(void)flags;
+	(void)dst;
+	(void)ndst;
+	if (hl != DDP_UNTAGGED_HDR_LEN + RDMAP_ARESP_LEN || ulpdu_len != hl || !h->last)
+		return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				     DDP_ECODE_U_MSG_TOO_LONG, raw, hl, ulpdu_len);
+	if (!w || !wr_is_atomic(w->wr.opcode))
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_UNEXPECTED_OP, raw, hl, ulpdu_len);
+	return 0;
+}
+
+static int deliver_atomic_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+			       size_t ulpdu_len, unsigned flags)
+{
+	const uint8_t *a = qp->rx_hdr_raw + DDP_UNTAGGED_HDR_LEN;
+	struct rdmap_swqe *w = orq_head(qp);
+	uint64_t orig = get_be64(a + RDMAP_ARESP_OFF_ORIG);
+	struct rdmap_sge *sge;
+
+	(void)h;
+	(void)op;
+	(void)len;
+	(void)flags;
+	/* §5.2.2 rule 7: a response that does not answer the request it must
+	 * ("Original Request Identifier") is an error; RFC 7306 names no code:
+	 * this is RDMAP's for a Read Response without its Read */
+	if (!w || !wr_is_atomic(w->wr.opcode) || get_be32(a + RDMAP_ARESP_OFF_REQ_ID) != w->msn)
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+				     RDMAP_ECODE_UNEXPECTED_OP, qp->rx_hdr_raw, qp->rx_hdr_len,
+				     ulpdu_len);
+	/* the original value goes to the WR's buffer, checked again now: the
+	 * application may have deregistered it since posting */
+	sge = &w->wr.sge[0];
+	if (ddp_stag_check(qp->mem, sge->lkey, qp->pd, DDP_ACC_LOCAL_WRITE, sge->addr, 8, NULL) !=
+	    DDP_STAG_OK) {
+		w->status = RDMAP_WC_LOC_PROT_ERR;
+		w->state = SWQE_DONE;
+		qp->orq_head++;
+		qp->orq_count--;
+		rdmap_sq_complete_ready(qp);
+		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+				     RDMAP_ECODE_CATA_LOCAL, qp->rx_hdr_raw, qp->rx_hdr_len,
+				     ulpdu_len);
+	}
+	memcpy((void *)(uintptr_t)sge->addr, &orig, 8);
+	w->byte_len = 8;
+	/* §5.4 rule 7: the atomic completes once its response is delivered,
+	 * and (RFC 5040 §5.5) in posting order */
+	w->state = SWQE_DONE;
+	qp->orq_head++;
+	qp->orq_count--;
+	rdmap_sq_complete_ready(qp);
+	rdmap_qp_progress(qp); /* ORD or a fence may have held work */
+	return 0;
+}
+
+static int deliver_imm(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
+		       size_t ulpdu_len, unsigned flags)
+{
+	(void)ulpdu_len;
+	(void)flags;
+	rx_send_done(qp, h, op, len);
+	return 0;
+}
+
+/* RFC 5040 §4.1 Figure 4 and RFC 7306 §4.1 Figure 2 (model and queue of
+ * each opcode) and what each does: see struct rx_op. */
 static const struct rx_op rx_ops[16] = {
 	[RDMAP_OP_WRITE] = { .tagged = 1, .place = place_write },
 	[RDMAP_OP_READ_REQ] = { .qn = DDP_QN_READ_REQ, .hdr_extra = RDMAP_RREQ_LEN,
@@ -565,6 +824,15 @@ static const struct rx_op rx_ops[16] = {
 				   .wc_flags = RDMAP_WC_F_SOLICITED | RDMAP_WC_F_WITH_INV,
 				   .place = place_send, .deliver = deliver_send },
 	[RDMAP_OP_TERMINATE] = { .qn = DDP_QN_TERMINATE, .place = place_term, .deliver = deliver_term },
+	[RDMAP_OP_IMM] = { .qn = DDP_QN_SEND, .ext = 1, .consumes_rq = 1, .hdr_extra = RDMAP_IMM_LEN,
+			   .wc_flags = RDMAP_WC_F_WITH_IMM, .place = place_imm, .deliver = deliver_imm },
+	[RDMAP_OP_IMM_SE] = { .qn = DDP_QN_SEND, .ext = 1, .consumes_rq = 1, .hdr_extra = RDMAP_IMM_LEN,
+			      .wc_flags = RDMAP_WC_F_WITH_IMM | RDMAP_WC_F_SOLICITED, .place = place_imm,
+			      .deliver = deliver_imm },
+	[RDMAP_OP_ATOMIC_REQ] = { .qn = DDP_QN_READ_REQ, .ext = 1, .hdr_extra = RDMAP_AREQ_LEN,
+				  .place = place_atomic_req, .deliver = deliver_atomic_req },
+	[RDMAP_OP_ATOMIC_RESP] = { .qn = DDP_QN_ATOMIC_RESP, .ext = 1, .hdr_extra = RDMAP_ARESP_LEN,
+				   .place = place_atomic_resp, .deliver = deliver_atomic_resp },
 };
 
 /* the row of @op, or NULL for an opcode RDMAP does not define */

@@ -97,11 +97,12 @@ static int tx_start_next(struct rdmap_qp *qp)
 			continue;
 		}
 		/* ORD 0: the connection lowered ORD to the peer's IRD of 0
-		 * (RFC 6581 §9.1) after this Read was posted; it can never go
-		 * out.  It fails here, in its turn (what went before is sent),
-		 * and the QP with it: what is behind it is flushed (verbs
-		 * ordering), instead of everything waiting forever. */
-		if (w->wr.opcode == RDMAP_WR_READ && qp->cfg.ord == 0) {
+		 * (RFC 6581 §9.1) after this Read (or atomic) was posted; it
+		 * can never go out.  It fails here, in its turn (what went
+		 * before is sent), and the QP with it: what is behind it is
+		 * flushed (verbs ordering), instead of everything waiting
+		 * forever. */
+		if (wr_uses_ord(w->wr.opcode) && qp->cfg.ord == 0) {
 			w->status = RDMAP_WC_LOC_QP_OP_ERR;
 			w->state = SWQE_DONE;
 			qp->sq_next++;
@@ -109,18 +110,25 @@ static int tx_start_next(struct rdmap_qp *qp)
 			rdmap_local_fail(qp);
 			return 0;
 		}
-		/* ORD: queue locally rather than exceed the peer's IRD. */
-		if (w->wr.opcode == RDMAP_WR_READ && qp->orq_count >= qp->cfg.ord)
+		/* ORD: queue locally rather than exceed the peer's IRD.  RFC
+		 * 7306 §5.2: Atomic Requests share the Read Request queue "to
+		 * reuse ... ORD/IRD flow control", so they count with Reads. */
+		if (wr_uses_ord(w->wr.opcode) && qp->orq_count >= qp->cfg.ord)
 			return 0;
 		memset(m, 0, sizeof(*m));
 		m->active = 1;
 		m->kind = TXK_SQ;
 		m->wqe = w;
 		m->total = w->total;
-		if (w->wr.opcode == RDMAP_WR_SEND || w->wr.opcode == RDMAP_WR_SEND_INV)
+		/* an untagged message's MSN on its queue (RFC 7306 §6.3:
+		 * Immediate Data on queue 0, §5.2.1 rule 5: Atomic Requests on
+		 * queue 1); a Write with Immediate takes its Immediate Data's
+		 * now, for after the Write */
+		if (w->wr.opcode == RDMAP_WR_SEND || w->wr.opcode == RDMAP_WR_SEND_INV ||
+		    w->wr.opcode == RDMAP_WR_SEND_IMM || w->wr.opcode == RDMAP_WR_WRITE_IMM)
 			m->msn = qp->tx_msn[DDP_QN_SEND]++;
-		else if (w->wr.opcode == RDMAP_WR_READ)
-			m->msn = qp->tx_msn[DDP_QN_READ_REQ]++;
+		else if (wr_uses_ord(w->wr.opcode))
+			m->msn = w->msn = qp->tx_msn[DDP_QN_READ_REQ]++;
 		w->state = SWQE_SENDING;
 		return 1;
 	}
@@ -145,12 +153,104 @@ static uint64_t next_seg(const struct rdmap_tx_msg *m, uint32_t mulpdu, size_t h
 	return seg > mulpdu - hdr ? mulpdu - hdr : seg;
 }
 
+static void tx_msg_done(struct rdmap_qp *qp, struct rdmap_tx_msg *m);
+
+/*
+ * RFC 7306 §5.2.1 Figure 4: the Atomic Request header of @wr into @p.  The
+ * verbs operations are the plain ones, so the masks make the RFC's masked
+ * forms (§5.1.1, §5.1.2 pseudo-code) equal to them: FetchAdd with Add Mask
+ * 0 is a 64-bit add with carry through every bit; CmpSwap with both masks
+ * all ones compares and swaps the whole word.  The fields FetchAdd does not
+ * use are sent as §5.2.1 says: Compare Data 0, Compare Mask all ones.
+ */
+static size_t atomic_req_encode(const struct rdmap_send_wr *wr, uint32_t req_id, uint8_t *p)
+{
+	int cswap = wr->opcode == RDMAP_WR_ATOMIC_CSWAP;
+
+	put_be32(p + RDMAP_AREQ_OFF_OPCODE, cswap ? RDMAP_AOP_CMPSWAP : RDMAP_AOP_FETCHADD);
+	/* the requester's choice (§5.2.1): its MSN, unique among the
+	 * requests outstanding */
+	put_be32(p + RDMAP_AREQ_OFF_REQ_ID, req_id);
+	put_be32(p + RDMAP_AREQ_OFF_STAG, wr->rkey);
+	put_be64(p + RDMAP_AREQ_OFF_TO, wr->remote_addr);
+	put_be64(p + RDMAP_AREQ_OFF_ADD_SWAP, cswap ? wr->swap : wr->compare_add);
+	put_be64(p + RDMAP_AREQ_OFF_ADD_SWAP_MASK, cswap ? UINT64_MAX : 0);
+	put_be64(p + RDMAP_AREQ_OFF_CMP, cswap ? wr->compare_add : 0);
+	put_be64(p + RDMAP_AREQ_OFF_CMP_MASK, UINT64_MAX);
+	return RDMAP_AREQ_LEN;
+}
+
+/* RFC 7306 §6.3: one Immediate Data message (with Solicited Event when
+ * asked), untagged on queue 0, 8 octets: the verbs immediate's four, then
+ * four zeros.  It ends a Send with Immediate or a Write with Immediate. */
+static int tx_imm(struct rdmap_qp *qp, struct rdmap_tx_msg *m)
+{
+	const struct rdmap_send_wr *wr = &m->wqe->wr;
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN];
+	struct ddp_hdr h = {0};
+	size_t hl;
+	int ret;
+
+	h.dv = DDP_VERSION;
+	h.last = 1;
+	h.ulp_ctrl = RDMAP_CTRL((wr->flags & RDMAP_WR_SOLICITED) ? RDMAP_OP_IMM_SE : RDMAP_OP_IMM);
+	h.qn = DDP_QN_SEND;
+	h.msn = m->msn;
+	hl = ddp_hdr_encode(hdr, &h);
+	memcpy(hdr + hl, &wr->imm_data, 4);
+	memset(hdr + hl + 4, 0, RDMAP_IMM_LEN - 4);
+	ret = mpa_tx_fpdu(qp->mpa, hdr, hl + RDMAP_IMM_LEN, NULL, 0, m->wqe);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		return ret;
+	qp->tx_fpdus++;
+	tx_msg_done(qp, m);
+	return 1;
+}
+
+/* RFC 7306 §5.2.2: the Atomic Response to an executed request, on queue 3
+ * with that queue's next MSN, in the order of the requests (with Read
+ * Responses: rule 8, and §7's "RDMA Read Response Message will not be
+ * generated until Atomic Response Message has been generated"). */
+static int tx_atomic_resp(struct rdmap_qp *qp, struct rdmap_tx_msg *m)
+{
+	struct rdmap_irqe *e = m->irqe;
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_ARESP_LEN];
+	struct ddp_hdr h = {0};
+	size_t hl;
+	int ret;
+
+	/* it is at the head of the responses now; it may still wait for a
+	 * queued Read Response that reads its word */
+	ret = rdmap_atomic_run(qp, e, 1);
+	if (ret <= 0)
+		return ret;
+	h.dv = DDP_VERSION;
+	h.last = 1;
+	h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_ATOMIC_RESP);
+	h.qn = DDP_QN_ATOMIC_RESP;
+	h.msn = qp->tx_msn[DDP_QN_ATOMIC_RESP];
+	hl = ddp_hdr_encode(hdr, &h);
+	put_be32(hdr + hl + RDMAP_ARESP_OFF_REQ_ID, e->req_id);
+	put_be64(hdr + hl + RDMAP_ARESP_OFF_ORIG, e->orig);
+	ret = mpa_tx_fpdu(qp->mpa, hdr, hl + RDMAP_ARESP_LEN, NULL, 0, NULL);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		return ret;
+	qp->tx_msn[DDP_QN_ATOMIC_RESP]++;
+	qp->tx_fpdus++;
+	tx_msg_done(qp, m);
+	return 1;
+}
+
 /* Queue the next segment of the current message.  1 queued, 0 no room,
  * -errno on failure. */
 static int tx_segment(struct rdmap_qp *qp)
 {
 	struct rdmap_tx_msg *m = &qp->tx;
-	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_HDR_EXTRA_MAX];
 	struct iovec iov[RDMAP_MAX_SGE];
 	struct ddp_hdr h = {0};
 	uint32_t mulpdu = mpa_tx_mulpdu(qp->mpa);
@@ -160,6 +260,11 @@ static int tx_segment(struct rdmap_qp *qp)
 	void *cookie = NULL;
 
 	h.dv = DDP_VERSION;
+	if (m->kind == TXK_RRESP && m->irqe->atomic)
+		return tx_atomic_resp(qp, m);
+	if (m->kind == TXK_SQ && (m->wqe->wr.opcode == RDMAP_WR_SEND_IMM ||
+				  (m->wqe->wr.opcode == RDMAP_WR_WRITE_IMM && m->imm_phase)))
+		return tx_imm(qp, m);
 	if (m->kind == TXK_RRESP) {
 		struct rdmap_irqe *e = m->irqe;
 
@@ -187,6 +292,7 @@ static int tx_segment(struct rdmap_qp *qp)
 
 		switch (wr->opcode) {
 		case RDMAP_WR_WRITE:
+		case RDMAP_WR_WRITE_IMM:
 			seg = next_seg(m, mulpdu, DDP_TAGGED_HDR_LEN);
 			h.tagged = 1;
 			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_WRITE);
@@ -195,6 +301,13 @@ static int tx_segment(struct rdmap_qp *qp)
 			break;
 		case RDMAP_WR_READ:
 			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_READ_REQ);
+			h.qn = DDP_QN_READ_REQ;
+			h.msn = m->msn;
+			break;
+		case RDMAP_WR_ATOMIC_FADD:
+		case RDMAP_WR_ATOMIC_CSWAP:
+			/* RFC 7306 §5.2.1 rule 5: on the Read Request queue */
+			h.ulp_ctrl = RDMAP_CTRL(RDMAP_OP_ATOMIC_REQ);
 			h.qn = DDP_QN_READ_REQ;
 			h.msn = m->msn;
 			break;
@@ -209,7 +322,7 @@ static int tx_segment(struct rdmap_qp *qp)
 				h.ulp_word = wr->inv_stag;
 			break;
 		}
-		if (seg) {
+		if (seg && !wr_is_atomic(wr->opcode)) {
 			/* the SGEs were checked when posted; a region may have
 			 * been deregistered or invalidated since (the WR then
 			 * fails with a local protection error) */
@@ -229,11 +342,17 @@ static int tx_segment(struct rdmap_qp *qp)
 		}
 	}
 	last = (m->sent + seg == m->total);
-	if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_READ)
-		last = 1; /* a Read Request is one segment */
+	if (m->kind == TXK_SQ && wr_uses_ord(m->wqe->wr.opcode)) {
+		last = 1; /* a Read or Atomic Request is one segment */
+		seg = 0;
+		niov = 0;
+	}
 	h.last = last;
 	hl = ddp_hdr_encode(hdr, &h);
-	if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_READ) {
+	if (m->kind == TXK_SQ && wr_is_atomic(m->wqe->wr.opcode)) {
+		hl += atomic_req_encode(&m->wqe->wr, m->msn, hdr + hl);
+		seg = m->total; /* the whole message is "sent" in one segment */
+	} else if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_READ) {
 		const struct rdmap_send_wr *wr = &m->wqe->wr;
 
 		/* RFC 5040 §4.4 */
@@ -245,7 +364,10 @@ static int tx_segment(struct rdmap_qp *qp)
 		hl += RDMAP_RREQ_LEN;
 		seg = m->total; /* the whole message is "sent" in one segment */
 	}
-	if (last && m->kind == TXK_SQ && m->wqe->wr.opcode != RDMAP_WR_READ)
+	/* the FPDU that ends a Send or Write completes it when it is sent;
+	 * a Write with Immediate ends with its Immediate Data (tx_imm) */
+	if (last && m->kind == TXK_SQ && !wr_uses_ord(m->wqe->wr.opcode) &&
+	    m->wqe->wr.opcode != RDMAP_WR_WRITE_IMM)
 		cookie = m->wqe;
 	ret = mpa_tx_fpdu(qp->mpa, hdr, hl, iov, niov, cookie);
 	if (ret == -EAGAIN)
@@ -256,6 +378,17 @@ static int tx_segment(struct rdmap_qp *qp)
 	m->sent += seg;
 	if (!last)
 		return 1;
+	if (m->kind == TXK_SQ && m->wqe->wr.opcode == RDMAP_WR_WRITE_IMM) {
+		m->imm_phase = 1; /* the Immediate Data message comes next */
+		return 1;
+	}
+	tx_msg_done(qp, m);
+	return 1;
+}
+
+/* The current message has gone out whole. */
+static void tx_msg_done(struct rdmap_qp *qp, struct rdmap_tx_msg *m)
+{
 	m->active = 0;
 	if (m->kind == TXK_RRESP) {
 		qp->irq_head++;
@@ -265,14 +398,13 @@ static int tx_segment(struct rdmap_qp *qp)
 
 		w->state = SWQE_SENT;
 		qp->sq_next++;
-		if (w->wr.opcode == RDMAP_WR_READ) {
+		if (wr_uses_ord(w->wr.opcode)) {
 			unsigned slot = (qp->orq_head + qp->orq_count) % qp->cfg.ord;
 
 			qp->orq[slot] = (unsigned)(w - qp->sq);
 			qp->orq_count++;
 		}
 	}
-	return 1;
 }
 
 int rdmap_qp_progress(struct rdmap_qp *qp)

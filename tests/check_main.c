@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(sr, mpa_loop_suite());
 	srunner_add_suite(sr, rdmap_loop_suite());
 	srunner_add_suite(sr, rdmap_err_suite());
+	srunner_add_suite(sr, rdmap_ext_suite());
 	srunner_add_suite(sr, verbs_suite());
 	srunner_add_suite(sr, verbs_proc_suite());
 	srunner_add_suite(sr, verbs_api_suite());

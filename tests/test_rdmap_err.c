@@ -70,10 +70,12 @@ static uint64_t va(const void *p)
 	return (uint64_t)(uintptr_t)p;
 }
 
-static struct victim *victim_new_cfg(uint16_t ird, unsigned rsp_tx_depth)
+/* @ext: RDMAP_EXT_* of both QPs */
+static struct victim *victim_new_cfg(uint16_t ird, unsigned rsp_tx_depth, unsigned ext)
 {
 	struct victim *v = calloc(1, sizeof(*v));
-	struct rdmap_qp_cfg q = {.max_send_wr = 8, .max_recv_wr = 8, .ird = ird, .ord = 2};
+	struct rdmap_qp_cfg q = {
+		.max_send_wr = 8, .max_recv_wr = 8, .ird = ird, .ord = 2, .ext = ext};
 	struct mpa_cfg ic, rc;
 	uint64_t rng = tu_seed();
 
@@ -109,7 +111,7 @@ static struct victim *victim_new_cfg(uint16_t ird, unsigned rsp_tx_depth)
 
 static struct victim *victim_new(void)
 {
-	return victim_new_cfg(2, 0);
+	return victim_new_cfg(2, 0, 0);
 }
 
 static void victim_free(struct victim *v)
@@ -435,6 +437,7 @@ static void check_dead(struct victim *v, int rbuf_may_change)
 #define F_NORECV 0x1 /* post no receive */
 #define F_PLACED 0x2 /* the Send payload may have been placed (error found at rx_end) */
 #define F_PREFIX 0x4 /* build() injects valid segments first; rp_inject of those must succeed */
+#define F_EXT	 0x8 /* the victim has RFC 7306's extensions enabled */
 
 struct err_case {
 	const char *name;
@@ -856,6 +859,198 @@ static size_t b_rr_short(struct victim *v, uint8_t *s)
 	return mk_rreq(s, 1, 0xABCD0102, 0x1000, 16, v->tgt_mr->stag, va(v->tgt)) - 8;
 }
 
+/* ---- RFC 7306: Atomic Requests, Atomic Responses, Immediate Data ---- */
+
+/* An Atomic Request (RFC 7306 §5.2.1 Figure 4), one segment on QN 1. */
+static size_t mk_areq(uint8_t *s, uint32_t qn, uint32_t msn, unsigned aop, uint32_t stag,
+		      uint64_t to)
+{
+	size_t n =
+		hdr_untagged(s, ddp_ctrl(0, 1, 1), rd_ctrl(1, RDMAP_OP_ATOMIC_REQ), 0, qn, msn, 0);
+
+	put_be32(s + n, aop);
+	put_be32(s + n + 4, 0x7E57AB1Du);
+	put_be32(s + n + 8, stag);
+	put_be64(s + n + 12, to);
+	put_be64(s + n + 20, 0x0101010101010101ull); /* add/swap data */
+	put_be64(s + n + 28, 0);		     /* add mask: a plain add */
+	put_be64(s + n + 36, 0);		     /* compare data */
+	put_be64(s + n + 44, UINT64_MAX);	     /* compare mask */
+	return n + 52;
+}
+
+static size_t b_at_unknown(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag ^ 0x5Au, va(v->tgt));
+}
+
+static size_t b_at_otherpd(struct victim *v, uint8_t *s)
+{
+	struct ddp_mr *mr = vreg(v, &v->pd2, v->tgt, TGT_SIZE, DDP_ACC_ALL);
+
+	return mk_areq(s, 1, 1, 0, mr->stag, va(v->tgt));
+}
+
+static size_t b_at_noatomic(struct victim *v, uint8_t *s)
+{
+	/* every right but REMOTE_ATOMIC */
+	struct ddp_mr *mr =
+		vreg(v, &v->p.b.pd, v->tgt, TGT_SIZE, DDP_ACC_ALL & ~DDP_ACC_REMOTE_ATOMIC);
+
+	return mk_areq(s, 1, 1, 2, mr->stag, va(v->tgt));
+}
+
+static size_t b_at_below(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt) - 8);
+}
+
+static size_t b_at_above(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 2, v->tgt_mr->stag, va(v->tgt) + TGT_SIZE);
+}
+
+static size_t b_at_wrap(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, UINT64_MAX - 7);
+}
+
+static size_t b_at_invalidated(struct victim *v, uint8_t *s)
+{
+	ck_assert_int_eq(ddp_stag_invalidate(&v->p.b.mem, v->tgt_mr->stag, &v->p.b.pd), 0);
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_at_misaligned(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt) + 4);
+}
+
+static size_t b_at_misaligned_bad_stag(struct victim *v, uint8_t *s)
+{
+	/* alignment is checked before the STag (RFC 7306 §8.2's list) */
+	return mk_areq(s, 1, 1, 2, 0xDEADBEEF, va(v->tgt) + 1);
+}
+
+static size_t b_at_aop1(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 1, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_at_aop15(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 15, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_at_payload(struct victim *v, uint8_t *s)
+{
+	size_t n = mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt));
+
+	return n + payload(s + n, 8);
+}
+
+static size_t b_at_short(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt)) - 4;
+}
+
+static size_t b_at_notlast(struct victim *v, uint8_t *s)
+{
+	size_t n = mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt));
+
+	s[0] = ddp_ctrl(0, 0, 1);
+	return n;
+}
+
+static size_t b_at_qn0(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 0, 1, 0, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_at_qn3(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 3, 1, 0, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_at_msn2(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 2, 0, v->tgt_mr->stag, va(v->tgt));
+}
+
+/* An Atomic Response (§5.2.2 Figure 6) with nothing outstanding. */
+static size_t b_aresp_unsolicited(struct victim *v, uint8_t *s)
+{
+	size_t n = hdr_untagged(s, ddp_ctrl(0, 1, 1), rd_ctrl(1, RDMAP_OP_ATOMIC_RESP), 0,
+				DDP_QN_ATOMIC_RESP, 1, 0);
+
+	(void)v;
+	put_be32(s + n, 1);
+	put_be64(s + n + 4, 0x1122334455667788ull);
+	return n + 12;
+}
+
+static size_t b_aresp_qn1(struct victim *v, uint8_t *s)
+{
+	size_t n = b_aresp_unsolicited(v, s);
+
+	put_be32(s + DDP_OFF_QN, DDP_QN_READ_REQ);
+	return n;
+}
+
+/* Immediate Data (§6.2 Figure 7): @len octets (8 is right) on @qn. */
+static size_t mk_imm(uint8_t *s, unsigned op, uint32_t qn, uint32_t msn, size_t len)
+{
+	return mk_untagged(s, op, 0, qn, msn, 0, 1, len);
+}
+
+static size_t b_imm_norecv(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM, DDP_QN_SEND, 1, 8);
+}
+
+static size_t b_imm_4(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM_SE, DDP_QN_SEND, 1, 4);
+}
+
+static size_t b_imm_12(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM, DDP_QN_SEND, 1, 12);
+}
+
+static size_t b_imm_qn1(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM, DDP_QN_READ_REQ, 1, 8);
+}
+
+static size_t b_imm_msn2(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM_SE, DDP_QN_SEND, 2, 8);
+}
+
+static size_t b_at_plain(struct victim *v, uint8_t *s)
+{
+	return mk_areq(s, 1, 1, 0, v->tgt_mr->stag, va(v->tgt));
+}
+
+static size_t b_imm_plain(struct victim *v, uint8_t *s)
+{
+	(void)v;
+	return mk_imm(s, RDMAP_OP_IMM, DDP_QN_SEND, 1, 8);
+}
+
+static size_t b_qn3_ext(struct victim *v, uint8_t *s)
+{
+	/* queue 3 exists with the extensions, but not for a Send */
+	(void)v;
+	return mk_untagged(s, RDMAP_OP_SEND, 0, DDP_QN_ATOMIC_RESP, 1, 0, 1, 8);
+}
+
 static const struct err_case err_cases[] = {
 	/* DDP tagged buffer errors on an RDMA Write */
 	{"write: unknown STag index", b_w_unknown, 1, 1, 0x00, HM | HD, 0},
@@ -929,6 +1124,47 @@ static const struct err_case err_cases[] = {
 	/* rdmap_rx.c's choice: a DDP "message too long" (digest: 0/2/0xFF or 0x06 also fit) */
 	{"Read Request carrying payload", b_rr_payload, 1, 2, 0x05, HM | HD, 0},
 	{"Read Request header cut short", b_rr_short, 1, 2, 0x05, HM | HD, 0},
+	/* RFC 7306 on a stream without its extensions: §1.1, "Remote
+	 * Operation Error / Unexpected OpCode" */
+	{"Atomic Request, extensions off", b_at_plain, 0, 2, 0x06, HM | HD, 0},
+	{"Immediate Data, extensions off", b_imm_plain, 0, 2, 0x06, HM | HD, 0},
+	{"Atomic Response, extensions off", b_aresp_unsolicited, 0, 2, 0x06, HM | HD, 0},
+	/* RFC 7306 Atomic Requests: §8.1, an incoming message's TERMINATE
+	 * carries its DDP header, "the Terminated RDMA Header field is set to
+	 * zero" (no R); the target's checks are RFC 5040's Remote Protection
+	 * codes (RFC 7306 names none) */
+	{"Atomic Request: invalid STag", b_at_unknown, 0, 1, 0x00, HM | HD, F_EXT},
+	{"Atomic Request: STag of another PD", b_at_otherpd, 0, 1, 0x03, HM | HD, F_EXT},
+	{"Atomic Request: no REMOTE_ATOMIC", b_at_noatomic, 0, 1, 0x02, HM | HD, F_EXT},
+	{"Atomic Request: TO = base - 8", b_at_below, 0, 1, 0x01, HM | HD, F_EXT},
+	{"Atomic Request: TO = end", b_at_above, 0, 1, 0x01, HM | HD, F_EXT},
+	{"Atomic Request: TO + 8 wraps", b_at_wrap, 0, 1, 0x04, HM | HD, F_EXT},
+	{"Atomic Request: invalidated STag", b_at_invalidated, 0, 1, 0x00, HM | HD, F_EXT},
+	/* §8.2: misaligned is Remote Operation / "Catastrophic Error,
+	 * Localized to RDMAP Stream", found before the STag's checks */
+	{"Atomic Request: TO not 8-aligned", b_at_misaligned, 0, 2, 0x07, HM | HD, F_EXT},
+	{"Atomic Request: misaligned, bad STag", b_at_misaligned_bad_stag, 0, 2, 0x07, HM | HD,
+	 F_EXT},
+	/* §5.2.1 rule 4 names no code: Unexpected OpCode (rdmap_rx.c's choice) */
+	{"Atomic Request: AOpCode 1 (reserved)", b_at_aop1, 0, 2, 0x06, HM | HD, F_EXT},
+	{"Atomic Request: AOpCode 15", b_at_aop15, 0, 2, 0x06, HM | HD, F_EXT},
+	/* sizes: what a Read Request of the wrong size gets */
+	{"Atomic Request carrying payload", b_at_payload, 1, 2, 0x05, HM | HD, F_EXT},
+	{"Atomic Request header cut short", b_at_short, 1, 2, 0x05, HM | HD, F_EXT},
+	{"Atomic Request in two segments", b_at_notlast, 1, 2, 0x05, HM | HD, F_EXT},
+	{"Atomic Request on QN 0", b_at_qn0, 1, 2, 0x01, HM | HD, F_EXT},
+	{"Atomic Request on QN 3", b_at_qn3, 1, 2, 0x01, HM | HD, F_EXT},
+	{"Atomic Request MSN 2 (1 expected)", b_at_msn2, 1, 2, 0x03, HM | HD, F_EXT},
+	{"Atomic Response, no atomic outstanding", b_aresp_unsolicited, 0, 2, 0x06, HM | HD, F_EXT},
+	{"Atomic Response on QN 1", b_aresp_qn1, 1, 2, 0x01, HM | HD, F_EXT},
+	{"Send on QN 3, extensions on", b_qn3_ext, 1, 2, 0x01, HM | HD, F_EXT},
+	/* Immediate Data: a receive is consumed (§6.3), exactly 8 octets */
+	{"Immediate Data with no receive posted", b_imm_norecv, 1, 2, 0x02, HM | HD,
+	 F_EXT | F_NORECV},
+	{"Immediate Data of 4 octets", b_imm_4, 1, 2, 0x05, HM | HD, F_EXT},
+	{"Immediate Data of 12 octets", b_imm_12, 1, 2, 0x05, HM | HD, F_EXT},
+	{"Immediate Data on QN 1", b_imm_qn1, 1, 2, 0x01, HM | HD, F_EXT},
+	{"Immediate Data MSN 2 (1 expected)", b_imm_msn2, 1, 2, 0x03, HM | HD, F_EXT},
 };
 #define NCASES (int)(sizeof(err_cases) / sizeof(err_cases[0]))
 
@@ -936,7 +1172,7 @@ static const struct err_case err_cases[] = {
  * the stream cut into runs of 1..5 octets.  The answer must not differ. */
 static void run_case(const struct err_case *c, int lend)
 {
-	struct victim *v = victim_new();
+	struct victim *v = victim_new_cfg(2, 0, (c->flags & F_EXT) ? RDMAP_EXT_RFC7306 : 0);
 	uint8_t seg[SEGS_MAX];
 	size_t n;
 	ssize_t r;
@@ -1001,7 +1237,7 @@ END_TEST
  */
 START_TEST(read_beyond_ird)
 {
-	struct victim *v = victim_new_cfg(2, 2);
+	struct victim *v = victim_new_cfg(2, 2, 0);
 	uint8_t seg[3][64];
 	size_t n[3];
 	struct fpdu_view f[64];
@@ -1104,7 +1340,7 @@ END_TEST
 /* IRD 0: the first Read Request already overflows. */
 START_TEST(read_with_ird_0)
 {
-	struct victim *v = victim_new_cfg(0, 0);
+	struct victim *v = victim_new_cfg(0, 0, 0);
 	uint8_t seg[64];
 	size_t n;
 

@@ -58,6 +58,7 @@ static const struct uiw_context_attr tv_attrs[] = {
 };
 static const struct uiw_context_attr *tv_attr;
 static int tv_cqe = 256; /* CQ size of the next side_init() */
+static unsigned tv_ext;	 /* uiw_qp_init_attr.ext of the next side_init() */
 
 static void side_init(struct tv_side *s)
 {
@@ -74,12 +75,14 @@ static void side_init(struct tv_side *s)
 	qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 2;
 	qa.cap.max_inline_data = 64;
+	qa.ext = tv_ext;
 	ck_assert_int_eq(uiw_create_qp(s->pd, &qa, &s->qp), 0);
-	s->buf = calloc(1, 2 * TV_BUF);
+	s->buf = aligned_alloc(64, 2 * TV_BUF);
 	ck_assert_ptr_nonnull(s->buf);
+	memset(s->buf, 0, 2 * TV_BUF);
 	ck_assert_int_eq(uiw_reg_mr(s->pd, s->buf, 2 * TV_BUF,
 				    UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE |
-					    UIW_ACCESS_REMOTE_READ,
+					    UIW_ACCESS_REMOTE_READ | UIW_ACCESS_REMOTE_ATOMIC,
 				    &s->mr),
 			 0);
 	ck_assert_uint_eq(s->mr->lkey, s->mr->rkey);
@@ -1238,6 +1241,168 @@ START_TEST(test_verbs_engines_shared)
 }
 END_TEST
 
+/* an RFC 7306 WR from @s: atomics on the peer's word at @raddr (result into
+ * @res), immediates with @imm; returns uiw_post_send()'s answer */
+static int post_ext(struct tv_side *s, enum uiw_wr_opcode op, uint64_t wr_id, void *res, uint32_t len,
+		    uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap, uint32_t imm)
+{
+	struct uiw_sge sge = {(uintptr_t)res, len, s->mr->lkey};
+	struct uiw_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = len ? 1 : 0,
+		.opcode = op,
+		.send_flags = UIW_SEND_SIGNALED,
+	};
+	struct uiw_send_wr *bad = NULL;
+	int ret;
+
+	if (op == UIW_WR_ATOMIC_CMP_AND_SWP || op == UIW_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = cmp_add;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	wr.imm_data = imm;
+	ret = uiw_post_send(s->qp, &wr, &bad);
+	ck_assert_ptr_eq(bad, ret ? &wr : NULL);
+	return ret;
+}
+
+/*
+ * RFC 7306 over real sockets, for each way the two sides may have set
+ * UIW_QP_EXT_RFC7306 (_i bit 0: server, bit 1: client):
+ *  - both: FetchAdd and CmpSwap return the old value and update the
+ *    server's word; Write with Immediate lands before its receive
+ *    completes (RECV_RDMA_WITH_IMM, the Write's length, the immediate);
+ *    Send with Immediate completes a receive with no data;
+ *  - the client without: every extension opcode is refused by
+ *    uiw_post_send() with -EOPNOTSUPP, and the connection carries on;
+ *  - the client with, the server without (as a peer that does not
+ *    implement RFC 7306): the server answers the Atomic Request with RFC
+ *    7306 §1.1's TERMINATE (RDMAP, Remote Operation, Unexpected OpCode),
+ *    its memory untouched, and the client's WR fails with that cause.
+ */
+START_TEST(test_verbs_rfc7306)
+{
+	int srv_ext = _i & 1, cli_ext = !!(_i & 2);
+	struct tv_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_cm_event ev;
+	struct uiw_qp_attr qa;
+	struct uiw_wc wc;
+	uint64_t *word, *res;
+
+	tv_ext = srv_ext ? UIW_QP_EXT_RFC7306 : 0;
+	side_init(&srv);
+	tv_ext = cli_ext ? UIW_QP_EXT_RFC7306 : 0;
+	side_init(&cli);
+	tv_ext = 0;
+	ck_assert_int_eq(uiw_query_qp(cli.qp, &qa), 0);
+	ck_assert_uint_eq(qa.ext, cli_ext ? UIW_QP_EXT_RFC7306 : 0);
+	connect_pair(&srv, &cli, &lid);
+	word = (uint64_t *)(void *)(srv.buf + 4096);
+	res = (uint64_t *)(void *)(cli.buf + 8192);
+	*word = 40;
+	ctx_sync(&srv);
+	if (!cli_ext) {
+		static const enum uiw_wr_opcode ops[] = {UIW_WR_ATOMIC_FETCH_AND_ADD, UIW_WR_ATOMIC_CMP_AND_SWP,
+							 UIW_WR_RDMA_WRITE_WITH_IMM, UIW_WR_SEND_WITH_IMM};
+
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+			ck_assert_int_eq(post_ext(&cli, ops[i], i, res, ops[i] == UIW_WR_SEND_WITH_IMM ? 0 : 8,
+						  (uintptr_t)word, srv.mr->rkey, 2, 0, 0),
+					 -EOPNOTSUPP);
+		/* nothing went out: an ordinary Read still sees the word as it was */
+		post_send(&cli, UIW_WR_RDMA_READ, 9, res, 8, (uintptr_t)word, srv.mr->rkey);
+		want_wc(cli.cq, &wc);
+		ck_assert_uint_eq(wc.wr_id, 9);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_uint_eq(*res, 40);
+		disconnect_pair(&srv, &cli);
+	} else if (!srv_ext) {
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_ATOMIC_FETCH_AND_ADD, 1, res, 8, (uintptr_t)word,
+					  srv.mr->rkey, 2, 0, 0),
+				 0);
+		want_wc(cli.cq, &wc);
+		ck_assert_uint_eq(wc.wr_id, 1);
+		ck_assert_int_eq(wc.status, UIW_WC_REM_OP_ERR);
+		ck_assert_int_eq(wc.opcode, UIW_WC_FETCH_ADD);
+		ck_assert_uint_ne(wc.wc_flags & UIW_WC_TERM, 0);
+		ck_assert_uint_eq(wc.term_layer, 0);
+		ck_assert_uint_eq(wc.term_etype, 2);
+		ck_assert_uint_eq(wc.term_ecode, 6);
+		want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		ck_assert_uint_eq(ev.term_flags & UIW_CM_TERM_RECEIVED, UIW_CM_TERM_RECEIVED);
+		want_event(srv.ctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+		ck_assert_uint_eq(ev.term_flags & UIW_CM_TERM_SENT, UIW_CM_TERM_SENT);
+		ck_assert_uint_eq(ev.term_ecode, 6);
+		ctx_sync(&srv);
+		ck_assert_uint_eq(*word, 40);
+	} else {
+		uint8_t *dst = srv.buf + 65536, *src = cli.buf + 65536;
+
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_ATOMIC_FETCH_AND_ADD, 1, res, 8, (uintptr_t)word,
+					  srv.mr->rkey, 2, 0, 0),
+				 0);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_FETCH_ADD);
+		ck_assert_uint_eq(wc.byte_len, 8);
+		ck_assert_uint_eq(res[0], 40);
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_ATOMIC_CMP_AND_SWP, 2, res + 1, 8, (uintptr_t)word,
+					  srv.mr->rkey, 42, 7, 0),
+				 0);
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_ATOMIC_CMP_AND_SWP, 3, res + 2, 8, (uintptr_t)word,
+					  srv.mr->rkey, 42, 9, 0),
+				 0);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.opcode, UIW_WC_COMP_SWAP);
+		want_wc(cli.cq, &wc);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_uint_eq(res[1], 42); /* matched: now 7 */
+		ck_assert_uint_eq(res[2], 7);  /* did not */
+		ctx_sync(&srv);
+		ck_assert_uint_eq(*word, 7);
+		/* Write with Immediate, then Send with Immediate (solicited) */
+		fill(src, 100000, 7306);
+		post_recv(&srv, 50, srv.buf + TV_BUF, 64);
+		post_recv(&srv, 51, srv.buf + TV_BUF + 64, 64);
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_RDMA_WRITE_WITH_IMM, 4, src, 100000, (uintptr_t)dst,
+					  srv.mr->rkey, 0, 0, htonl(0xC0FFEE01)),
+				 0);
+		ck_assert_int_eq(post_ext(&cli, UIW_WR_SEND_WITH_IMM, 5, NULL, 0, 0, 0, 0, 0, htonl(0xC0FFEE02)),
+				 0);
+		want_wc(srv.cq, &wc);
+		ck_assert_uint_eq(wc.wr_id, 50);
+		ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV_RDMA_WITH_IMM);
+		ck_assert_uint_eq(wc.byte_len, 100000);
+		ck_assert_uint_eq(wc.wc_flags & UIW_WC_WITH_IMM, UIW_WC_WITH_IMM);
+		ck_assert_uint_eq(ntohl(wc.imm_data), 0xC0FFEE01);
+		ctx_sync(&srv);
+		ck_assert_mem_eq(dst, src, 100000);
+		want_wc(srv.cq, &wc);
+		ck_assert_uint_eq(wc.wr_id, 51);
+		ck_assert_int_eq(wc.opcode, UIW_WC_RECV);
+		ck_assert_uint_eq(wc.byte_len, 0);
+		ck_assert_uint_eq(ntohl(wc.imm_data), 0xC0FFEE02);
+		for (int k = 0; k < 2; k++) {
+			want_wc(cli.cq, &wc);
+			ck_assert_int_eq(wc.status, UIW_WC_SUCCESS);
+			ck_assert_int_eq(wc.opcode, k ? UIW_WC_SEND : UIW_WC_RDMA_WRITE);
+		}
+		disconnect_pair(&srv, &cli);
+	}
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_fini(&cli);
+	side_fini(&srv);
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -1258,6 +1423,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_fork);
 	tcase_add_test(tc, test_verbs_engines);
 	tcase_add_test(tc, test_verbs_engines_shared);
+	tcase_add_loop_test(tc, test_verbs_rfc7306, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

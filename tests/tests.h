@@ -13,6 +13,7 @@ Suite *mpa_fpdu_suite(void);
 Suite *mpa_loop_suite(void);
 Suite *rdmap_loop_suite(void);
 Suite *rdmap_err_suite(void);
+Suite *rdmap_ext_suite(void);
 Suite *verbs_suite(void);
 Suite *verbs_proc_suite(void);
 Suite *verbs_api_suite(void);

@@ -20,7 +20,7 @@
 _Static_assert(UIW_MAX_SGE == RDMAP_MAX_SGE, "UIW_MAX_SGE");
 _Static_assert(UIW_MAX_INLINE == RDMAP_MAX_INLINE, "UIW_MAX_INLINE");
 _Static_assert(UIW_MAX_IRD_ORD == MPA_V2_IRD_ORD_MASK, "UIW_MAX_IRD_ORD");
-/* uiw_wc.qp_num took tail padding: arrays of uiw_wc keep their layout */
+/* uiw_wc.qp_num and imm_data took padding: arrays of uiw_wc keep their layout */
 _Static_assert(sizeof(struct uiw_wc) == 48, "uiw_wc grew");
 
 int uiw_open_context(struct uiw_context **out, const struct uiw_context_attr *attr)
@@ -148,7 +148,8 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	int ret;
 
 	*out = NULL;
-	if (access & ~(UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ))
+	if (access & ~(UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ |
+		       UIW_ACCESS_REMOTE_ATOMIC))
 		return -EINVAL;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -526,9 +527,14 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	struct uiw_wc *wc;
 	int notify;
 	static const enum uiw_wc_opcode opc[] = {
-		[RDMAP_WC_SEND] = UIW_WC_SEND,		 [RDMAP_WC_RDMA_WRITE] = UIW_WC_RDMA_WRITE,
-		[RDMAP_WC_RDMA_READ] = UIW_WC_RDMA_READ, [RDMAP_WC_LOCAL_INV] = UIW_WC_LOCAL_INV,
+		[RDMAP_WC_SEND] = UIW_WC_SEND,
+		[RDMAP_WC_RDMA_WRITE] = UIW_WC_RDMA_WRITE,
+		[RDMAP_WC_RDMA_READ] = UIW_WC_RDMA_READ,
+		[RDMAP_WC_LOCAL_INV] = UIW_WC_LOCAL_INV,
 		[RDMAP_WC_RECV] = UIW_WC_RECV,
+		[RDMAP_WC_COMP_SWAP] = UIW_WC_COMP_SWAP,
+		[RDMAP_WC_FETCH_ADD] = UIW_WC_FETCH_ADD,
+		[RDMAP_WC_RECV_RDMA_WITH_IMM] = UIW_WC_RECV_RDMA_WITH_IMM,
 	};
 
 	lk_lock(&cq->lock, UIW_LK_CQ);
@@ -557,6 +563,10 @@ static void qp_complete(void *arg, int recv, const struct rdmap_wc *rwc)
 	}
 	if (rwc->flags & RDMAP_WC_F_SOLICITED)
 		wc->wc_flags |= UIW_WC_SOLICITED;
+	if (rwc->flags & RDMAP_WC_F_WITH_IMM) {
+		wc->wc_flags |= UIW_WC_WITH_IMM;
+		wc->imm_data = rwc->imm_data;
+	}
 	if (rwc->flags & RDMAP_WC_F_TERM) {
 		wc->wc_flags |= UIW_WC_TERM;
 		wc->term_layer = rwc->term.layer;
@@ -723,6 +733,8 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	if ((attr->ird > UIW_MAX_IRD_ORD && attr->ird != UIW_IRD_ORD_ZERO) ||
 	    (attr->ord > UIW_MAX_IRD_ORD && attr->ord != UIW_IRD_ORD_ZERO))
 		return -EINVAL;
+	if (attr->ext & ~(unsigned)UIW_QP_EXT_RFC7306)
+		return -EINVAL;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
@@ -731,6 +743,7 @@ int uiw_create_qp(struct uiw_pd *pd, const struct uiw_qp_init_attr *attr, struct
 	cfg.max_inline = attr->cap.max_inline_data;
 	cfg.ird = attr->ird == UIW_IRD_ORD_ZERO ? 0 : attr->ird ? attr->ird : 16;
 	cfg.ord = attr->ord == UIW_IRD_ORD_ZERO ? 0 : attr->ord ? attr->ord : 16;
+	cfg.ext = (attr->ext & UIW_QP_EXT_RFC7306) ? RDMAP_EXT_RFC7306 : 0;
 	qp->ctx = ctx;
 	qp->pd = pd;
 	qp->max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
@@ -876,6 +889,18 @@ static int conv_send(struct rdmap_send_wr *w, const struct uiw_send_wr *wr)
 	case UIW_WR_LOCAL_INV:
 		w->opcode = RDMAP_WR_LOCAL_INV;
 		break;
+	case UIW_WR_RDMA_WRITE_WITH_IMM:
+		w->opcode = RDMAP_WR_WRITE_IMM;
+		break;
+	case UIW_WR_SEND_WITH_IMM:
+		w->opcode = RDMAP_WR_SEND_IMM;
+		break;
+	case UIW_WR_ATOMIC_CMP_AND_SWP:
+		w->opcode = RDMAP_WR_ATOMIC_CSWAP;
+		break;
+	case UIW_WR_ATOMIC_FETCH_AND_ADD:
+		w->opcode = RDMAP_WR_ATOMIC_FADD;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -891,9 +916,18 @@ static int conv_send(struct rdmap_send_wr *w, const struct uiw_send_wr *wr)
 	if (wr->send_flags & UIW_SEND_INLINE)
 		w->flags |= RDMAP_WR_INLINE;
 	w->num_sge = wr->num_sge;
-	w->remote_addr = wr->wr.rdma.remote_addr;
-	w->rkey = wr->wr.rdma.rkey;
+	if (wr->opcode == UIW_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UIW_WR_ATOMIC_FETCH_AND_ADD) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
 	w->inv_stag = wr->invalidate_rkey;
+	if (wr->opcode == UIW_WR_RDMA_WRITE_WITH_IMM || wr->opcode == UIW_WR_SEND_WITH_IMM)
+		w->imm_data = wr->imm_data;
 	return conv_sge(w->sge, wr->sg_list, wr->num_sge);
 }
 
@@ -981,6 +1015,7 @@ int uiw_query_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->cap.max_inline_data = qp->qp.cfg.max_inline;
 	attr->ird = qp->qp.cfg.ird;
 	attr->ord = qp->qp.cfg.ord;
+	attr->ext = (qp->qp.cfg.ext & RDMAP_EXT_RFC7306) ? UIW_QP_EXT_RFC7306 : 0;
 	eng_unlock(eng);
 	return 0;
 }

@@ -208,6 +208,8 @@ int uiw_dealloc_pd(struct uiw_pd *pd);
 #define UIW_ACCESS_LOCAL_WRITE	0x1
 #define UIW_ACCESS_REMOTE_WRITE 0x2
 #define UIW_ACCESS_REMOTE_READ	0x4
+/* RFC 7306 Atomic Requests may target the region (needs LOCAL_WRITE) */
+#define UIW_ACCESS_REMOTE_ATOMIC 0x8
 
 /* A registered region; lkey and rkey are the same STag (RFC 5040 §6). */
 struct uiw_mr {
@@ -263,11 +265,15 @@ enum uiw_wc_opcode {
 	UIW_WC_SEND = 0,
 	UIW_WC_RDMA_WRITE = 1,
 	UIW_WC_RDMA_READ = 2,
+	UIW_WC_COMP_SWAP = 3,
+	UIW_WC_FETCH_ADD = 4,
 	UIW_WC_LOCAL_INV = 6,
-	UIW_WC_RECV = 128
+	UIW_WC_RECV = 128,
+	UIW_WC_RECV_RDMA_WITH_IMM = 129 /* RFC 7306: Immediate Data right after an RDMA Write */
 };
 
 /* wc_flags */
+#define UIW_WC_WITH_IMM	 0x02  /* as IBV_WC_WITH_IMM: @imm_data is valid (RFC 7306) */
 #define UIW_WC_WITH_INV	 0x08  /* as IBV_WC_WITH_INV: @invalidated_rkey is valid */
 #define UIW_WC_SOLICITED 0x100 /* uiwarp: the Send asked for a solicited event */
 #define UIW_WC_TERM	 0x200 /* uiwarp: @term_* hold the TERMINATE cause */
@@ -279,6 +285,10 @@ struct uiw_wc {
 	uint32_t byte_len;
 	unsigned wc_flags;
 	uint32_t invalidated_rkey;
+	/* UIW_WC_WITH_IMM: the immediate, in network byte order as in
+	 * ibv_wc (the first four octets of RFC 7306's eight); it fills what
+	 * was padding, so arrays of uiw_wc keep their layout */
+	uint32_t imm_data;
 	/* the QP; NULL when the QP was destroyed before this completion was
 	 * polled (@qp_num still names it) */
 	struct uiw_qp *qp;
@@ -390,9 +400,25 @@ struct uiw_qp_init_attr {
 	struct uiw_cq *recv_cq;
 	struct uiw_srq *srq; /* receives come from this SRQ (max_recv_wr ignored) */
 	struct uiw_qp_cap cap;
-	uint16_t ird; /* inbound Reads served at once; 0: 16; UIW_IRD_ORD_ZERO: none */
-	uint16_t ord; /* outbound Reads outstanding at once; 0: 16; UIW_IRD_ORD_ZERO: none */
+	/* inbound / outbound Reads and atomics at once; 0: 16; UIW_IRD_ORD_ZERO: none */
+	uint16_t ird;
+	uint16_t ord;
+	unsigned ext; /* UIW_QP_EXT_*: protocol extensions this QP's connection uses */
 };
+
+/*
+ * RFC 7306 (remote atomics, Immediate Data, Write with Immediate) for the
+ * QP's connection.  Off by default: iWARP has no way to learn on the wire
+ * whether the peer implements it (RFC 7306 §1.1 leaves that to the
+ * application), and a peer that does not (Linux siw, most RNICs) answers
+ * the first such message with a TERMINATE that ends the connection.  Set it
+ * only when the application knows its peer has it (its own protocol, or
+ * configuration); without it the extension opcodes are refused by
+ * uiw_post_send() (-EOPNOTSUPP) and never reach the wire, and received ones
+ * are answered with RFC 7306's "Unexpected OpCode" TERMINATE.  docs/API.md
+ * "RFC 7306".
+ */
+#define UIW_QP_EXT_RFC7306 0x1
 
 /**
  * uiw_create_qp() - an RC QP in @pd.  It operates once attached to a
@@ -460,6 +486,7 @@ struct uiw_qp_attr {
 	enum uiw_qp_state qp_state;
 	struct uiw_qp_cap cap; /* uiw_query_qp() */
 	uint16_t ird, ord;     /* uiw_query_qp(): after MPA negotiation */
+	unsigned ext;	       /* uiw_query_qp(): UIW_QP_EXT_* in use */
 };
 
 /**
@@ -486,8 +513,12 @@ struct uiw_sge {
 /* Opcodes, values as enum ibv_wr_opcode. */
 enum uiw_wr_opcode {
 	UIW_WR_RDMA_WRITE = 0,
+	UIW_WR_RDMA_WRITE_WITH_IMM = 1, /* RFC 7306: a Write, then Immediate Data */
 	UIW_WR_SEND = 2,
+	UIW_WR_SEND_WITH_IMM = 3, /* RFC 7306 Immediate Data: no payload */
 	UIW_WR_RDMA_READ = 4,
+	UIW_WR_ATOMIC_CMP_AND_SWP = 5,	 /* RFC 7306 CmpSwap */
+	UIW_WR_ATOMIC_FETCH_AND_ADD = 6, /* RFC 7306 FetchAdd */
 	UIW_WR_LOCAL_INV = 7,
 	UIW_WR_SEND_WITH_INV = 9
 };
@@ -511,7 +542,19 @@ struct uiw_send_wr {
 			uint64_t remote_addr;
 			uint32_t rkey;
 		} rdma;
+		/* atomics: the 8-aligned word at @remote_addr; its value before
+		 * goes to the WR's one SGE of 8 octets, in host byte order */
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add; /* FETCH_AND_ADD: addend; CMP_AND_SWP: compared */
+			uint64_t swap;	      /* CMP_AND_SWP: stored when equal */
+			uint32_t rkey;
+		} atomic;
 	} wr;
+	/* *_WITH_IMM: network byte order, as ibv_send_wr's; last, and read
+	 * only for those opcodes, so that a program built before it was
+	 * added is read as it was */
+	uint32_t imm_data;
 };
 
 struct uiw_recv_wr {
@@ -527,7 +570,10 @@ struct uiw_recv_wr {
  * (bad opcode or send_flags, num_sge above the QP's max_send_sge, NULL
  * sg_list, Read with more than one SGE, local invalidate with SGEs, Read
  * on a QP whose ORD is 0, more than 4 GiB in one WR, inline too long, a
- * QP without a send queue),
+ * QP without a send queue; an atomic whose SGE list is not one SGE of 8
+ * octets, or whose remote address is not 8-aligned; SEND_WITH_IMM with
+ * payload: RFC 7306's Immediate Data carries none), -EOPNOTSUPP (an RFC
+ * 7306 opcode on a QP without UIW_QP_EXT_RFC7306: nothing is sent),
  * -ENOMEM (send queue full), -EPERM (an SGE's lkey is not valid here),
  * -EPIPE (the QP is closing).  A Read posted before the connection that
  * then negotiated ORD 0 (the peer's IRD) completes with
