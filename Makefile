@@ -568,5 +568,9 @@ clean:
 .PRECIOUS: $(O)/obj/%.o $(O)/obj/gen/%.o $(GEN)/%.x $(GEN)/%.h $(GEN)/%_xdr.c $(GEN)/%_clnt.c \
            $(GEN)/%_svc.c
 
+# every object's header dependencies (-MMD): a header change rebuilds what
+# includes it (libuiw-rdma's objects too: without them a changed uiw_verbs.h
+# struct left it built against the old layout)
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_NAMES:%=$(O)/obj/bench/%.d) \
-         $(TOOL_SRCS:%.c=$(O)/obj/%.d) $(PROG_SRCS:%.c=$(O)/obj/%.d)
+         $(TOOL_SRCS:%.c=$(O)/obj/%.d) $(PROG_SRCS:%.c=$(O)/obj/%.d) $(COMPAT_OBJS:.o=.d) \
+         $(wildcard $(O)/obj/rpcrdma/examples/*.d)

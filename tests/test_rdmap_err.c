@@ -1044,6 +1044,23 @@ static size_t b_imm_plain(struct victim *v, uint8_t *s)
 	return mk_imm(s, RDMAP_OP_IMM, DDP_QN_SEND, 1, 8);
 }
 
+static size_t b_at_tagged(struct victim *v, uint8_t *s)
+{
+	/* §5.2.1 rule 1: an Atomic Request references an untagged buffer */
+	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 52);
+
+	s[1] = rd_ctrl(1, RDMAP_OP_ATOMIC_REQ);
+	return n;
+}
+
+static size_t b_imm_tagged(struct victim *v, uint8_t *s)
+{
+	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 8);
+
+	s[1] = rd_ctrl(1, RDMAP_OP_IMM_SE);
+	return n;
+}
+
 static size_t b_qn3_ext(struct victim *v, uint8_t *s)
 {
 	/* queue 3 exists with the extensions, but not for a Send */
@@ -1158,6 +1175,8 @@ static const struct err_case err_cases[] = {
 	{"Atomic Response, no atomic outstanding", b_aresp_unsolicited, 0, 2, 0x06, HM | HD, F_EXT},
 	{"Atomic Response on QN 1", b_aresp_qn1, 1, 2, 0x01, HM | HD, F_EXT},
 	{"Send on QN 3, extensions on", b_qn3_ext, 1, 2, 0x01, HM | HD, F_EXT},
+	{"Atomic Request opcode, tagged", b_at_tagged, 0, 2, 0x06, HM | HD, F_EXT},
+	{"Immediate Data opcode, tagged", b_imm_tagged, 0, 2, 0x06, HM | HD, F_EXT},
 	/* Immediate Data: a receive is consumed (§6.3), exactly 8 octets */
 	{"Immediate Data with no receive posted", b_imm_norecv, 1, 2, 0x02, HM | HD,
 	 F_EXT | F_NORECV},
@@ -1303,6 +1322,158 @@ START_TEST(zero_length_read)
 	ck_assert_mem_eq(v->tgt + 8, seg + 14, 16);
 	ck_assert_mem_eq(v->tgt + 24, v->tgt_ref + 24, TGT_SIZE - 24);
 	ck_assert_mem_eq(v->tgt, v->tgt_ref, 8);
+	victim_free(v);
+}
+END_TEST
+
+/*
+ * RFC 7306 against literal octets, not the codec under test: hand-built
+ * Atomic Requests (FetchAdd, then CmpSwap with masks), a Write then
+ * Immediate Data, and Immediate Data with SE are accepted by a victim with
+ * the extensions; the Atomic Responses are byte for byte §5.2.2's (QN 3,
+ * MSN 1 and 2, opcode 0xB, the Request Identifier echoed, the value
+ * before), and the receives complete as RFC 7306 §6 says.
+ */
+START_TEST(ext_literal_octets)
+{
+	struct victim *v = victim_new_cfg(2, 0, RDMAP_EXT_RFC7306);
+	uint64_t *word = (uint64_t *)(void *)(v->tgt + 64), before;
+	uint8_t seg[128], want[30];
+	struct fpdu_view f[8];
+	size_t n;
+
+	victim_post(v, 2, 0);
+	memcpy(&before, word, 8);
+	/* FetchAdd 0x0101010101010101, Add Mask 0, Request Identifier 0x7E57AB1D */
+	n = mk_areq(seg, 1, 1, 0, v->tgt_mr->stag, va(word));
+	ck_assert_int_gt(vinject(v, seg, n), 0);
+	vcapture(v);
+	ck_assert_int_eq(parse_wire(v, f, 8), 1);
+	ck_assert_uint_eq(f[0].len, 30);
+	tu_hex("41 4b 00000000 00000003 00000001 00000000  7e57ab1d", want, 22);
+	put_be64(want + 22, before);
+	ck_assert_mem_eq(f[0].u, want, 30);
+	ck_assert_uint_eq(*word, before + 0x0101010101010101ull);
+	/* CmpSwap (AOpCode 2): compare the low byte only, swap the high byte only */
+	n = mk_areq(seg, 1, 2, 2, v->tgt_mr->stag, va(word));
+	put_be32(seg + 18 + 4, 0x0BADF00D);
+	put_be64(seg + 18 + 20, 0xAB00000000000000ull);			 /* swap data */
+	put_be64(seg + 18 + 28, 0xFF00000000000000ull);			 /* swap mask */
+	put_be64(seg + 18 + 36, (before + 0x0101010101010101ull) & 0xFF); /* compare data */
+	put_be64(seg + 18 + 44, 0xFF);					 /* compare mask */
+	memcpy(&before, word, 8);
+	v->wire_len = 0;
+	ck_assert_int_gt(vinject(v, seg, n), 0);
+	vcapture(v);
+	ck_assert_int_eq(parse_wire(v, f, 8), 1);
+	tu_hex("41 4b 00000000 00000003 00000002 00000000  0badf00d", want, 22);
+	put_be64(want + 22, before);
+	ck_assert_mem_eq(f[0].u, want, 30);
+	ck_assert_uint_eq(*word, (before & 0x00FFFFFFFFFFFFFFull) | 0xAB00000000000000ull);
+	/* the rest of the region untouched */
+	ck_assert_mem_eq(v->tgt, v->tgt_ref, 64);
+	ck_assert_mem_eq(v->tgt + 72, v->tgt_ref + 72, TGT_SIZE - 72);
+	/* a Write of 16 octets, then Immediate Data 01 02 03 04 + 4 octets */
+	n = mk_write(seg, v->tgt_mr->stag, va(v->tgt) + 256, 16);
+	ck_assert_int_gt(vinject(v, seg, n), 0);
+	n = hdr_untagged(seg, ddp_ctrl(0, 1, 1), rd_ctrl(1, 8), 0, 0, 1, 0);
+	tu_hex("01020304 a5a5a5a5", seg + n, 8);
+	ck_assert_int_gt(vinject(v, seg, n + 8), 0);
+	ck_assert_int_eq(v->p.b.nrwc, 1);
+	ck_assert_int_eq(v->p.b.rwc[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_int_eq(v->p.b.rwc[0].opcode, RDMAP_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(v->p.b.rwc[0].byte_len, 16);
+	ck_assert_uint_eq(v->p.b.rwc[0].flags, RDMAP_WC_F_WITH_IMM);
+	ck_assert_mem_eq(&v->p.b.rwc[0].imm_data, "\x01\x02\x03\x04", 4);
+	/* Immediate Data with SE (opcode 9), alone: a RECV */
+	n = hdr_untagged(seg, ddp_ctrl(0, 1, 1), rd_ctrl(1, 9), 0, 0, 2, 0);
+	tu_hex("fffefdfc 00000000", seg + n, 8);
+	ck_assert_int_gt(vinject(v, seg, n + 8), 0);
+	ck_assert_int_eq(v->p.b.nrwc, 2);
+	ck_assert_int_eq(v->p.b.rwc[1].opcode, RDMAP_WC_RECV);
+	ck_assert_uint_eq(v->p.b.rwc[1].byte_len, 0);
+	ck_assert_uint_eq(v->p.b.rwc[1].flags, RDMAP_WC_F_WITH_IMM | RDMAP_WC_F_SOLICITED);
+	ck_assert_mem_eq(&v->p.b.rwc[1].imm_data, "\xff\xfe\xfd\xfc", 4);
+	/* no receive buffer was written */
+	ck_assert_mem_eq(v->rbuf, v->rbuf_ref, RBUF_LEN);
+	ck_assert_int_eq(v->p.b.qp.state, RDMAP_QPS_RTS);
+	ck_assert_int_eq(v->p.b.nerr, 0);
+	victim_free(v);
+}
+END_TEST
+
+/* RFC 7306 §5.2: Atomic Requests share IRD with Read Requests (§5.2.2
+ * rule 4): two large Reads whose responses cannot all be queued fill an IRD
+ * of 2, and an Atomic Request then overflows it, as a third Read would
+ * (C8: 0/2/0x07; no RDMA header for an Atomic Request, §8.1). */
+START_TEST(atomic_beyond_ird)
+{
+	struct victim *v = victim_new_cfg(2, 2, RDMAP_EXT_RFC7306);
+	uint8_t seg[3][128];
+	size_t n[3];
+
+	victim_post(v, 2, 1);
+	for (int i = 0; i < 2; i++)
+		n[i] = mk_rreq(seg[i], (uint32_t)i + 1, 0x5100 + (uint32_t)i, 0x7000 * (uint64_t)i, 6000,
+			       v->tgt_mr->stag, va(v->tgt) + 100 * (uint64_t)i);
+	n[2] = mk_areq(seg[2], DDP_QN_READ_REQ, 3, 0, v->tgt_mr->stag, va(v->tgt) + 4096);
+	ck_assert_int_gt(vinject(v, seg[0], n[0]), 0);
+	ck_assert_int_gt(vinject(v, seg[1], n[1]), 0);
+	ck_assert_uint_eq(v->p.b.qp.irq_count, 2);
+	ck_assert_int_lt(vinject(v, seg[2], n[2]), 0);
+	check_term(v, "IRD overflow by an atomic", 0, 2, 0x07, HM | HD, seg[2], n[2], 1);
+	check_flushed(v);
+	check_dead(v, 0);
+	victim_free(v);
+}
+END_TEST
+
+/* RFC 7306 §5.2.2 rule 7: an Atomic Response that does not answer the
+ * oldest outstanding atomic (another Request Identifier) is an error
+ * (0/2/0x06, C11's code); the atomic's result buffer is not written. */
+START_TEST(atomic_response_mismatch)
+{
+	struct victim *v = victim_new_cfg(2, 0, RDMAP_EXT_RFC7306);
+	struct rdmap_send_wr w = {0};
+	uint8_t seg[64], ref[8];
+	struct fpdu_view f[8];
+	size_t n;
+
+	victim_post(v, 2, 0);
+	memcpy(ref, v->sbuf, 8);
+	/* the responder sends only after the initiator's first FPDU (RFC
+	 * 5044 §7.1.2): a zero-length Write, which places nothing */
+	n = mk_write(seg, 0xDEADBEEF, 0, 0);
+	ck_assert_int_eq(vinject(v, seg, n), 20);
+	w.wr_id = 0x77;
+	w.opcode = RDMAP_WR_ATOMIC_FADD;
+	w.flags = RDMAP_WR_SIGNALED;
+	w.num_sge = 1;
+	w.sge[0] = (struct rdmap_sge){va(v->sbuf), 8, v->sbuf_mr->stag};
+	w.rkey = 0x12345678;
+	w.remote_addr = 0x1000;
+	w.compare_add = 1;
+	ck_assert_int_eq(rdmap_post_send(&v->p.b.qp, &w), 0);
+	vcapture(v);
+	ck_assert_int_eq(parse_wire(v, f, 8), 1);
+	/* the victim's own Atomic Request: QN 1, MSN 1, Request Identifier 1 */
+	ck_assert_uint_eq(f[0].len, 70);
+	ck_assert_uint_eq(f[0].u[1], rd_ctrl(1, RDMAP_OP_ATOMIC_REQ));
+	ck_assert_uint_eq(get_be32(f[0].u + 6), 1);
+	ck_assert_uint_eq(get_be32(f[0].u + 10), 1);
+	ck_assert_uint_eq(get_be32(f[0].u + 18 + 4), 1);
+	v->wire_len = 0;
+	n = hdr_untagged(seg, ddp_ctrl(0, 1, 1), rd_ctrl(1, RDMAP_OP_ATOMIC_RESP), 0, DDP_QN_ATOMIC_RESP, 1, 0);
+	put_be32(seg + n, 2); /* not 1 */
+	put_be64(seg + n + 4, 0x5555555555555555ull);
+	n += 12;
+	ck_assert_int_lt(vinject(v, seg, n), 0);
+	check_term(v, "Atomic Response for another request", 0, 2, 0x06, HM | HD, seg, n, 0);
+	ck_assert_int_eq(v->p.b.nswc, 1);
+	ck_assert_uint_eq(v->p.b.swc[0].wr_id, 0x77);
+	ck_assert_int_eq(v->p.b.swc[0].status, RDMAP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(v->p.b.swc[0].opcode, RDMAP_WC_FETCH_ADD);
+	ck_assert_mem_eq(v->sbuf, ref, 8);
 	victim_free(v);
 }
 END_TEST
@@ -2423,6 +2594,9 @@ Suite *rdmap_err_suite(void)
 	tcase_add_test(inj, read_beyond_ird);
 	tcase_add_test(inj, zero_length_read);
 	tcase_add_test(inj, zero_length_write);
+	tcase_add_test(inj, ext_literal_octets);
+	tcase_add_test(inj, atomic_beyond_ird);
+	tcase_add_test(inj, atomic_response_mismatch);
 	tcase_add_test(inj, read_with_ird_0);
 	tcase_add_loop_test(inj, read_response_mismatch, 0, 4);
 	tcase_add_loop_test(inj, llp_errors, 0, 2);

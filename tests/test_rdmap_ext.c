@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "rdmap_pair.h"
 
 #define BUFSZ (256u * 1024)
@@ -80,6 +81,11 @@ static void ext_teardown(struct ext *e)
 	free(e->b_buf);
 	free(e->a_res);
 	free(e->b_words);
+}
+
+static uint8_t rd_ctrl_op(unsigned op)
+{
+	return (uint8_t)(RDMAP_VERSION << 6 | op);
 }
 
 static uint64_t va(const void *p)
@@ -378,6 +384,81 @@ START_TEST(post_refusals)
 }
 END_TEST
 
+/* The requester's messages against literal octets (RFC 7306 §5.2.1 Figure
+ * 4, §6.2 Figure 7): an Atomic Request per verbs operation, with the masks
+ * that make the RFC's masked forms the plain ones, and a Write with
+ * Immediate's Immediate Data with SE. */
+START_TEST(requester_octets)
+{
+	uint8_t wire[4096], want[70];
+	const uint8_t *u;
+	struct ext e;
+	size_t n;
+
+	ext_setup(&e, &cfgs[0], RDMAP_EXT_RFC7306, tu_seed()); /* no CRC, no markers */
+	ck_assert_int_eq(post_atomic(&e, 1, RDMAP_WR_ATOMIC_CSWAP, 2, 0, 0x1111111111111111ull, 0x2222222222222222ull),
+			 0);
+	n = rp_capture(&e.p, &e.p.a, wire, sizeof(wire));
+	ck_assert_uint_eq(n, 2 + 70 + 0 + 4);
+	ck_assert_uint_eq(get_be16(wire), 70);
+	u = wire + 2;
+	tu_hex("41 4a 00000000 00000001 00000001 00000000  00000002 00000001", want, 26);
+	put_be32(want + 26, e.b_words_mr->stag);
+	put_be64(want + 30, va(&e.b_words[2]));
+	put_be64(want + 38, 0x2222222222222222ull); /* swap data */
+	put_be64(want + 46, UINT64_MAX);	    /* swap mask */
+	put_be64(want + 54, 0x1111111111111111ull); /* compare data */
+	put_be64(want + 62, UINT64_MAX);	    /* compare mask */
+	ck_assert_mem_eq(u, want, 70);
+	ck_assert_int_eq(rp_inject(&e.p, &e.p.b, wire, n), (ssize_t)n);
+	rp_pump(&e.p);
+	ck_assert_int_eq(post_atomic(&e, 2, RDMAP_WR_ATOMIC_FADD, 2, 1, 5, 0), 0);
+	n = rp_capture(&e.p, &e.p.a, wire, sizeof(wire));
+	ck_assert_uint_eq(n, 76);
+	u = wire + 2;
+	tu_hex("41 4a 00000000 00000001 00000002 00000000  00000000 00000002", want, 26);
+	put_be32(want + 26, e.b_words_mr->stag);
+	put_be64(want + 30, va(&e.b_words[2]));
+	put_be64(want + 38, 5);		 /* add data */
+	put_be64(want + 46, 0);		 /* add mask: a plain add */
+	put_be64(want + 54, 0);		 /* compare data: zero for FetchAdd */
+	put_be64(want + 62, UINT64_MAX); /* compare mask: all ones for FetchAdd */
+	ck_assert_mem_eq(u, want, 70);
+	ck_assert_int_eq(rp_inject(&e.p, &e.p.b, wire, n), (ssize_t)n);
+	rp_pump(&e.p);
+	ck_assert_int_eq(e.p.a.nswc, 2);
+	/* Write with Immediate, solicited: a Write of 3 octets, then opcode 9 on QN 0, MSN 1 */
+	{
+		struct rdmap_send_wr wr = {0};
+
+		post_recvs(&e, 1, 64);
+		wr.wr_id = 3;
+		wr.opcode = RDMAP_WR_WRITE_IMM;
+		wr.flags = RDMAP_WR_SIGNALED | RDMAP_WR_SOLICITED;
+		wr.num_sge = 1;
+		wr.sge[0] = (struct rdmap_sge){va(e.a_buf), 3, e.a_buf_mr->stag};
+		wr.rkey = e.b_buf_mr->stag;
+		wr.remote_addr = va(e.b_buf);
+		memcpy(&wr.imm_data, "\xde\xad\xbe\xef", 4);
+		ck_assert_int_eq(rdmap_post_send(&e.p.a.qp, &wr), 0);
+		n = rp_capture(&e.p, &e.p.a, wire, sizeof(wire));
+		/* the Write: 2 + 14 + 3 + pad 1 + CRC 4 */
+		ck_assert_uint_eq(n, 24 + 2 + 26 + 0 + 4);
+		ck_assert_uint_eq(wire[2], 0xC1);		/* tagged, last */
+		ck_assert_uint_eq(wire[3], rd_ctrl_op(RDMAP_OP_WRITE));
+		u = wire + 24 + 2;
+		ck_assert_uint_eq(get_be16(wire + 24), 26);
+		tu_hex("41 49 00000000 00000000 00000001 00000000  deadbeef 00000000", want, 26);
+		ck_assert_mem_eq(u, want, 26);
+		ck_assert_int_eq(rp_inject(&e.p, &e.p.b, wire, n), (ssize_t)n);
+		rp_pump(&e.p);
+		ck_assert_int_eq(e.p.b.nrwc, 1);
+		ck_assert_int_eq(e.p.b.rwc[0].opcode, RDMAP_WC_RECV_RDMA_WITH_IMM);
+	}
+	ext_teardown(&e);
+}
+END_TEST
+
 /* RFC 7306 §5.1.1's FetchAdd pseudo-code, bit by bit as the RFC writes it. */
 static uint64_t ref_masked_add(uint64_t o, uint64_t a, uint64_t mask)
 {
@@ -526,6 +607,7 @@ Suite *rdmap_ext_suite(void)
 	tcase_add_loop_test(tc, atomic_ordering, 0, NCFG);
 	tcase_add_loop_test(tc, immediates, 0, NCFG);
 	tcase_add_test(tc, post_refusals);
+	tcase_add_test(tc, requester_octets);
 	tcase_add_test(tc, masked_arithmetic);
 	tcase_add_test(tc, atomic_vs_cpu);
 	tcase_add_test(tc, atomic_result_deregistered);
