@@ -122,6 +122,8 @@ static inline struct uiw_rdma_qp *uiw_rdma_qp(struct ibv_qp *qp)
 struct uiw_rdma_device *uiw_rdma_device(void);
 void uiw_rdma_unimplemented(const char *fn);
 int uiw_rdma_tracing(void);
+/* UIW_RDMA_RFC7306=1: QPs use RFC 7306 (atomics, immediate data) */
+int uiw_rdma_rfc7306(void);
 /* print "uiw-rdma: MSG" on stderr once per distinct @key (a string literal) */
 void uiw_rdma_say_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* context ops and verbs_context ops of a new context (uiw_rdma_verbs.c) */

@@ -246,7 +246,9 @@ static void fill_device_attr(struct uiw_rdma_context *rc, struct ibv_device_attr
 	a->max_mr = UIW_RDMA_MAX_MR;
 	a->max_qp_rd_atom = UIW_RDMA_MAX_IRD;
 	a->max_qp_init_rd_atom = UIW_RDMA_MAX_IRD;
-	a->atomic_cap = IBV_ATOMIC_NONE; /* until RFC 7306 */
+	/* RFC 7306 atomics run on the CPU's own atomic instructions: atomic
+	 * against the host's CPUs too (GLOB); only when enabled */
+	a->atomic_cap = uiw_rdma_rfc7306() ? IBV_ATOMIC_GLOB : IBV_ATOMIC_NONE;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 }

@@ -78,6 +78,30 @@ int uiw_rdma_tracing(void)
 	return t;
 }
 
+/* UIW_RDMA_RFC7306=1: every QP of the process uses RFC 7306 (atomics,
+ * immediate data), and the device reports atomic_cap IBV_ATOMIC_GLOB.
+ * Off by default: iWARP cannot ask a peer whether it has RFC 7306, and a
+ * peer without it (Linux siw, most RNICs) ends the connection at the first
+ * such message; both sides must be told (docs/RFC7306.md). */
+int uiw_rdma_rfc7306(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("UIW_RDMA_RFC7306");
+
+		on = e && *e && *e != '0';
+	}
+	return on;
+}
+
+static void say_rfc7306_off(void)
+{
+	uiw_rdma_say_once("rfc7306-off", "atomics and immediate data are RFC 7306's, off by default (a peer "
+			  "without RFC 7306 would end the connection): set UIW_RDMA_RFC7306=1 on both sides "
+			  "(uiw-run --rfc7306)");
+}
+
 /* ---- QP numbers ------------------------------------------------------------------
  * uiwarp's (uiw_qp_num()); each uiwarp QP carries its wrapper as its
  * context (uiw_qp_set_context()), so rdma_accept()'s conn_param.qp_num
@@ -331,16 +355,12 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsig
 	/* optional bits (relaxed ordering, ...) may be ignored by definition;
 	 * HUGETLB is a hint */
 	access &= ~(unsigned)(IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB);
-	if (access & IBV_ACCESS_REMOTE_ATOMIC) {
-		/* accepted as the kernel's verbs accept it on a device without
-		 * atomics (libfabric's verbs provider asks for it on every
-		 * region): no atomic operation can reach the region anyway.
-		 * Like remote write, it needs local write. */
-		if (!(access & IBV_ACCESS_LOCAL_WRITE)) {
-			errno = EINVAL;
-			return NULL;
-		}
-		access &= ~(unsigned)IBV_ACCESS_REMOTE_ATOMIC;
+	/* REMOTE_ATOMIC (the value of UIW_ACCESS_REMOTE_ATOMIC) is passed on:
+	 * with RFC 7306 off it is harmless (libfabric's verbs provider asks
+	 * for it on every region); like remote write, it needs local write */
+	if ((access & IBV_ACCESS_REMOTE_ATOMIC) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
 	}
 	if (access & (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)) {
 		uiw_rdma_say_once("mr-flags", "ibv_reg_mr(): access 0x%x: memory windows, zero-based and "
@@ -348,7 +368,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsig
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (access & ~(unsigned)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) {
+	if (access & ~(unsigned)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_ATOMIC)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -633,6 +654,10 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 			w->byte_len = u->byte_len;
 			w->wc_flags = 0;
 			w->imm_data = 0;
+			if (u->wc_flags & UIW_WC_WITH_IMM) {
+				w->wc_flags |= IBV_WC_WITH_IMM;
+				w->imm_data = u->imm_data; /* network order both */
+			}
 			if (u->wc_flags & UIW_WC_WITH_INV) {
 				w->wc_flags |= IBV_WC_WITH_INV;
 				w->invalidated_rkey = u->invalidated_rkey;
@@ -674,17 +699,25 @@ static int map_send_opcode(enum ibv_wr_opcode op, int *err)
 		return UIW_WR_SEND_WITH_INV;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (!uiw_rdma_rfc7306()) {
+			say_rfc7306_off();
+			*err = EOPNOTSUPP;
+			return -1;
+		}
+		return op == IBV_WR_ATOMIC_CMP_AND_SWP ? UIW_WR_ATOMIC_CMP_AND_SWP : UIW_WR_ATOMIC_FETCH_AND_ADD;
 	case IBV_WR_ATOMIC_WRITE:
-		uiw_rdma_say_once("wr-atomic", "ibv_post_send(): atomic operations: uiwarp has none (iWARP "
-				  "atomics, RFC 7306, are not implemented): EOPNOTSUPP");
+		uiw_rdma_say_once("wr-atomic-write", "ibv_post_send(): IBV_WR_ATOMIC_WRITE: iWARP (RFC 7306) "
+				  "has no atomic write: EOPNOTSUPP");
 		*err = EOPNOTSUPP;
 		return -1;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_SEND_WITH_IMM:
-		uiw_rdma_say_once("wr-imm", "ibv_post_send(): immediate data: iWARP (RFC 5040) has none: "
-				  "EINVAL");
-		*err = EINVAL;
-		return -1;
+		if (!uiw_rdma_rfc7306()) {
+			say_rfc7306_off();
+			*err = EINVAL;
+			return -1;
+		}
+		return op == IBV_WR_SEND_WITH_IMM ? UIW_WR_SEND_WITH_IMM : UIW_WR_RDMA_WRITE_WITH_IMM;
 	case IBV_WR_BIND_MW:
 		uiw_rdma_say_once("wr-mw", "ibv_post_send(): memory windows are not supported by uiwarp: "
 				  "EINVAL");
@@ -735,8 +768,12 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 			}
 			if (op == UIW_WR_LOCAL_INV || op == UIW_WR_SEND_WITH_INV)
 				u[n].invalidate_rkey = w->invalidate_rkey;
-			if (op != UIW_WR_RDMA_READ && op != UIW_WR_LOCAL_INV &&
-			    !(u[n].send_flags & UIW_SEND_INLINE)) {
+			if (op == UIW_WR_RDMA_WRITE_WITH_IMM || op == UIW_WR_SEND_WITH_IMM)
+				u[n].imm_data = w->imm_data; /* network order both */
+			/* small registered payloads are copied at post (inline);
+			 * not an atomic's result buffer, which is written later */
+			if (op != UIW_WR_RDMA_READ && op != UIW_WR_LOCAL_INV && op != UIW_WR_ATOMIC_CMP_AND_SWP &&
+			    op != UIW_WR_ATOMIC_FETCH_AND_ADD && !(u[n].send_flags & UIW_SEND_INLINE)) {
 				uint64_t total = 0;
 
 				for (int i = 0; i < w->num_sge; i++)
@@ -744,8 +781,15 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 				if (total <= UIW_RDMA_COPY_MAX && sges_registered(ibqp->pd, w))
 					u[n].send_flags |= UIW_SEND_INLINE;
 			}
-			u[n].wr.rdma.remote_addr = w->wr.rdma.remote_addr;
-			u[n].wr.rdma.rkey = w->wr.rdma.rkey;
+			if (op == UIW_WR_ATOMIC_CMP_AND_SWP || op == UIW_WR_ATOMIC_FETCH_AND_ADD) {
+				u[n].wr.atomic.remote_addr = w->wr.atomic.remote_addr;
+				u[n].wr.atomic.rkey = w->wr.atomic.rkey;
+				u[n].wr.atomic.compare_add = w->wr.atomic.compare_add;
+				u[n].wr.atomic.swap = w->wr.atomic.swap;
+			} else {
+				u[n].wr.rdma.remote_addr = w->wr.rdma.remote_addr;
+				u[n].wr.rdma.rkey = w->wr.rdma.rkey;
+			}
 			if (uiw_rdma_tracing())
 				fprintf(stderr, "uiw-rdma: post_send qp %u wr_id %llu op %d flags 0x%x sge %d len %u\n",
 					ibqp->qp_num, (unsigned long long)w->wr_id, op, u[n].send_flags,
@@ -943,9 +987,15 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (a->send_ops_flags & ~(uint64_t)(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
 					     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_LOCAL_INV |
-					     IBV_QP_EX_WITH_SEND_WITH_INV))) {
+					     IBV_QP_EX_WITH_SEND_WITH_INV |
+					     (uiw_rdma_rfc7306() ? IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+									  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+									  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+									  IBV_QP_EX_WITH_SEND_WITH_IMM
+								: 0)))) {
 		uiw_rdma_say_once("qp-ops", "ibv_create_qp_ex(): send_ops_flags 0x%llx: iWARP has Write, "
-				  "Send, Read, Send with Invalidate and local invalidate only: EOPNOTSUPP",
+				  "Send, Read, Send with Invalidate and local invalidate (and RFC 7306's atomics "
+				  "and immediates with UIW_RDMA_RFC7306=1) only: EOPNOTSUPP",
 				  (unsigned long long)a->send_ops_flags);
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -956,6 +1006,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	memset(&ua, 0, sizeof(ua));
+	ua.ext = uiw_rdma_rfc7306() ? UIW_QP_EXT_RFC7306 : 0;
 	ua.send_cq = uiw_rdma_container_of(a->send_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.recv_cq = uiw_rdma_container_of(a->recv_cq, struct uiw_rdma_cq, cq)->ucq;
 	ua.srq = a->srq ? uiw_rdma_container_of(a->srq, struct uiw_rdma_srq, srq)->usrq : NULL;
@@ -1305,22 +1356,41 @@ static void x_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
 		w->invalidate_rkey = rkey;
 }
 
+static void x_atomic(struct ibv_qp_ex *q, enum uiw_wr_opcode op, uint32_t rkey, uint64_t addr, uint64_t c,
+		     uint64_t s)
+{
+	struct uiw_send_wr *w;
+
+	if (!uiw_rdma_rfc7306()) {
+		say_rfc7306_off();
+		x_fail(q, EOPNOTSUPP);
+		return;
+	}
+	w = x_new(q, op);
+	if (w) {
+		w->wr.atomic.rkey = rkey;
+		w->wr.atomic.remote_addr = addr;
+		w->wr.atomic.compare_add = c;
+		w->wr.atomic.swap = s;
+	}
+}
+
 static void x_atomic_cmp_swp(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t c, uint64_t s)
 {
-	(void)rkey, (void)addr, (void)c, (void)s;
-	uiw_rdma_say_once("wr-atomic", "ibv_wr_atomic_*(): uiwarp has no atomics (RFC 7306): EOPNOTSUPP");
-	x_fail(q, EOPNOTSUPP);
+	x_atomic(q, UIW_WR_ATOMIC_CMP_AND_SWP, rkey, addr, c, s);
 }
 
 static void x_atomic_fetch_add(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t add)
 {
-	x_atomic_cmp_swp(q, rkey, addr, add, 0);
+	x_atomic(q, UIW_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
 static void x_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *v)
 {
-	(void)v;
-	x_atomic_cmp_swp(q, rkey, addr, 0, 0);
+	(void)rkey, (void)addr, (void)v;
+	uiw_rdma_say_once("wr-atomic-write", "ibv_wr_atomic_write(): iWARP (RFC 7306) has no atomic write: "
+			  "EOPNOTSUPP");
+	x_fail(q, EOPNOTSUPP);
 }
 
 static void x_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
@@ -1333,14 +1403,33 @@ static void x_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
 
 static void x_write_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	(void)rkey, (void)addr, (void)imm;
-	uiw_rdma_say_once("wr-imm", "ibv_wr_*_imm(): immediate data: iWARP (RFC 5040) has none: EINVAL");
-	x_fail(q, EINVAL);
+	struct uiw_send_wr *w;
+
+	if (!uiw_rdma_rfc7306()) {
+		say_rfc7306_off();
+		x_fail(q, EINVAL);
+		return;
+	}
+	w = x_new(q, UIW_WR_RDMA_WRITE_WITH_IMM);
+	if (w) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+		w->imm_data = imm;
+	}
 }
 
 static void x_send_imm(struct ibv_qp_ex *q, __be32 imm)
 {
-	x_write_imm(q, 0, 0, imm);
+	struct uiw_send_wr *w;
+
+	if (!uiw_rdma_rfc7306()) {
+		say_rfc7306_off();
+		x_fail(q, EINVAL);
+		return;
+	}
+	w = x_new(q, UIW_WR_SEND_WITH_IMM);
+	if (w)
+		w->imm_data = imm;
 }
 
 static void x_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss)

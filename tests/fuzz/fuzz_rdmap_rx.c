@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the DDP/RDMAP receive path of a bound QP (RFC 5041 §7,
- * RFC 5040 §7), reached through a real MPA connection in full operation.
+ * RFC 5040 §7, and RFC 7306's extensions when the configuration enables
+ * them), reached through a real MPA connection in full operation.
  *
  * A pair of stacks is set up as tests/rdmap_pair.c does (markers off, so
  * that the input reaches DDP rather than the deframer); one of them, the
@@ -13,7 +14,12 @@
  *  config bit 0     CRC on (the harness computes each FPDU's CRC)
  *  config bit 1     the victim is the MPA initiator (else the responder)
  *  config bit 2     receive through mpa_rx_lend()/mpa_rx_ack() (else mpa_rx())
- *  config bits 3-5  split the stream: 0 whole FPDUs, k: random 1..4^(k-1) octets
+ *  config bits 3-4  split the stream: 0 whole FPDUs, 1, 2, 3: random runs of
+ *                   1..1, 1..16, 1..1024 octets
+ *  config bit 5     RFC 7306 on both QPs (atomics, Immediate Data): the
+ *                   victim answers Atomic Requests into FZ_R_WRITE, the only
+ *                   region of its PD with REMOTE_ATOMIC, and takes Immediate
+ *                   Data into its receives; actions 10 and 11 post its own
  *  config bit 6     post no work at the start (only what records post)
  *  config bit 7     small queues (SQ 4, RQ 2, IRD/ORD 1) instead of 16, 8, 4
  *  record, first octet bit 7 clear: an FPDU
@@ -26,11 +32,14 @@
  *                   so that small values probe the upper bound)
  *           then ULPDU_Length (2 octets, big-endian), then that many ULPDU
  *           octets (fewer if the input ends); the harness adds PAD and CRC
- *  record, first octet bit 7 set: an action, (octet & 0x7F) % 10, with one
+ *  record, first octet bit 7 set: an action, (octet & 0x7F) % 12, with one
  *           argument octet: 0 post a receive, 1 post a Read, 2 a Write,
  *           3 a Send, 4 a local invalidate, 5 deregister a region,
  *           6 re-validate a region, 7 graceful close, 8 move to ERROR,
- *           9 the TCP connection closes
+ *           9 the TCP connection closes, 10 an atomic (FetchAdd, or
+ *           CmpSwap with arg bit 0; its result into FZ_R_LOCAL), 11 a Write
+ *           with Immediate (arg bit 0) or a Send with Immediate (refused
+ *           without config bit 5, and then not counted)
  *
  * The victim's STags are random (ddp_mem draws each one), unknown to the
  * input, so the input names them and the harness maps the names: the STag
@@ -40,11 +49,12 @@
  * after deregistration, its last one) for its own key, and that STag with
  * another key (real key ^ k ^ own key) for another k: wrong keys stay
  * wrong, whatever the draws.  It does so, whatever record bit 1 says, for
- * the STag of a tagged header, a Read Request's source STag and the STag
- * a Send with Invalidate invalidates; other STags are left as they are.
- * Tagged offsets are virtual addresses, unknown to the input too, so the
- * harness relocates them: in a tagged header whose STag names region i (any
- * key), and in a Read Request's source, the TO is taken as an offset into
+ * the STag of a tagged header, a Read Request's source STag, an Atomic
+ * Request's Remote STag and the STag a Send with Invalidate invalidates;
+ * other STags are left as they are.  Tagged offsets are virtual addresses,
+ * unknown to the input too, so the harness relocates them: in a tagged
+ * header whose STag names region i (any key), and in a Read Request's
+ * source and an Atomic Request's target, the TO is taken as an offset into
  * region i and the region's address is added (modulo 2^64, so every TO
  * stays reachable; record bit 3 counts back from the region's end).
  *
@@ -59,7 +69,7 @@
  *
  * Speed (the target runs 10^7 inputs): the pair, its regions and the work
  * posted at the start are set up once per configuration that shapes them
- * (config bits 0, 1, 6 and 7), saved once the start is checked, and put
+ * (config bits 0, 1, 5, 6 and 7), saved once the start is checked, and put
  * back in place after each input, so that all pointers stay valid
  * (struct fz_snap: the structs of the pair and of the harness, the blocks
  * the victim owns: STag table, queues, MPA transmit slots; the regions
@@ -120,7 +130,7 @@ enum fz_region_id {
 #define FZ_PEND_CAP  (FZ_SINK_CAP + 2 + 65535 + 3 + 4)
 
 static const unsigned fz_access[FZ_NREG] = {
-	[FZ_R_WRITE] = DDP_ACC_LOCAL_WRITE | DDP_ACC_REMOTE_WRITE,
+	[FZ_R_WRITE] = DDP_ACC_LOCAL_WRITE | DDP_ACC_REMOTE_WRITE | DDP_ACC_REMOTE_ATOMIC,
 	[FZ_R_READSRC] = DDP_ACC_REMOTE_READ,
 	[FZ_R_LOCAL] = DDP_ACC_LOCAL_WRITE,
 	[FZ_R_OTHERPD] = DDP_ACC_ALL,
@@ -158,7 +168,8 @@ struct fz_region {
 /* A work request the victim posted, for the checks. */
 struct fz_wr {
 	uint64_t wr_id;
-	int read;   /* send queue: a Read (its sink is in FZ_R_LOCAL) */
+	int read;   /* send queue: a Read or an atomic (its sink, or result, is in FZ_R_LOCAL) */
+	int atomic; /* an RFC 7306 atomic: its completion opcode (8 octets) */
 	size_t off; /* receive or Read sink: range in FZ_R_LOCAL */
 	size_t len;
 	int nsge;
@@ -193,6 +204,7 @@ struct fz {
 	struct ddp_pd pd2;
 	struct fz_region r[FZ_NREG];
 	int crc;
+	int ext; /* RFC 7306 on (config bit 5) */
 	unsigned nsq, nrq;
 	int nswc_seen, nrwc_seen;
 	unsigned b_nsq, b_nrq; /* at the start of the record */
@@ -374,7 +386,8 @@ static void completions_scan(struct fz *f)
 		w = &f->sq[f->nswc_seen];
 		CHECK(wc->wr_id == w->wr_id && !w->done);
 		if (w->read && wc->status == RDMAP_WC_SUCCESS)
-			CHECK(wc->byte_len == w->len && wc->opcode == RDMAP_WC_RDMA_READ);
+			CHECK(wc->byte_len == w->len &&
+			      wc->opcode == (w->atomic ? (enum rdmap_wc_opcode)w->atomic : RDMAP_WC_RDMA_READ));
 		w->done = 1;
 	}
 	for (; f->nrwc_seen < v->nrwc; f->nrwc_seen++) {
@@ -384,9 +397,11 @@ static void completions_scan(struct fz *f)
 		CHECK((unsigned)f->nrwc_seen < f->nrq);
 		w = &f->rq[f->nrwc_seen];
 		CHECK(wc->wr_id == w->wr_id && !w->done);
-		CHECK(wc->opcode == RDMAP_WC_RECV);
-		if (wc->status == RDMAP_WC_SUCCESS)
+		CHECK(wc->opcode == RDMAP_WC_RECV || (f->ext && wc->opcode == RDMAP_WC_RECV_RDMA_WITH_IMM));
+		if (wc->status == RDMAP_WC_SUCCESS && wc->opcode == RDMAP_WC_RECV)
 			CHECK(wc->byte_len <= w->len);
+		if (wc->flags & RDMAP_WC_F_WITH_IMM)
+			CHECK(f->ext && (wc->opcode == RDMAP_WC_RECV_RDMA_WITH_IMM || wc->byte_len == 0));
 		w->done = 1;
 	}
 }
@@ -411,7 +426,7 @@ static void out_fpdu(struct fz *f, const uint8_t *p, size_t ulen, size_t pad)
 	CHECK(h.dv == DDP_VERSION && (u[0] & DDP_CTRL_RSVD) == 0);
 	CHECK(h.ulp_ctrl >> RDMAP_CTRL_RV_SHIFT == RDMAP_VERSION);
 	op = h.ulp_ctrl & RDMAP_CTRL_OPCODE;
-	CHECK(op < RDMAP_NOPCODES);
+	CHECK(op < RDMAP_NOPCODES || (f->ext && op <= RDMAP_OP_ATOMIC_RESP));
 	CHECK(h.tagged == (op == RDMAP_OP_WRITE || op == RDMAP_OP_READ_RESP));
 	if (op == RDMAP_OP_TERMINATE) {
 		struct rdmap_term t;
@@ -423,6 +438,12 @@ static void out_fpdu(struct fz *f, const uint8_t *p, size_t ulen, size_t pad)
 		f->term_seen = 1;
 	} else if (op == RDMAP_OP_READ_REQ) {
 		CHECK(ulen == DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN && h.qn == DDP_QN_READ_REQ);
+	} else if (op == RDMAP_OP_ATOMIC_REQ) {
+		CHECK(ulen == DDP_UNTAGGED_HDR_LEN + RDMAP_AREQ_LEN && h.qn == DDP_QN_READ_REQ && h.last);
+	} else if (op == RDMAP_OP_ATOMIC_RESP) {
+		CHECK(ulen == DDP_UNTAGGED_HDR_LEN + RDMAP_ARESP_LEN && h.qn == DDP_QN_ATOMIC_RESP && h.last);
+	} else if (op == RDMAP_OP_IMM || op == RDMAP_OP_IMM_SE) {
+		CHECK(ulen == DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN && h.qn == DDP_QN_SEND && h.last);
 	} else if (!h.tagged) {
 		CHECK(h.qn == DDP_QN_SEND);
 	}
@@ -518,6 +539,11 @@ static void inject(struct fz *f, uint8_t kind, const uint8_t *ulpdu, size_t ulen
 				relocate(f, src + RDMAP_RREQ_OFF_SRC_TO,
 					 get_be32(src + RDMAP_RREQ_OFF_SRC_STAG), kind & 8);
 			map_stag(f, src + RDMAP_RREQ_OFF_SRC_STAG);
+		} else if (op == RDMAP_OP_ATOMIC_REQ && ulen >= DDP_UNTAGGED_HDR_LEN + RDMAP_AREQ_LEN) {
+			if (!(kind & 2))
+				relocate(f, src + RDMAP_AREQ_OFF_TO, get_be32(src + RDMAP_AREQ_OFF_STAG),
+					 kind & 8);
+			map_stag(f, src + RDMAP_AREQ_OFF_STAG);
 		} else if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
 			map_stag(f, u + DDP_OFF_RSVDULP2);
 		}
@@ -635,6 +661,47 @@ static void post_send(struct fz *f, enum rdmap_wr_opcode op, size_t off, size_t 
 		f->nsq++;
 }
 
+/* An RFC 7306 atomic on the peer, its result into FZ_R_LOCAL [3840, 4096),
+ * or a Write or Send with Immediate from FZ_R_SRC. */
+static void post_ext(struct fz *f, int atomic, uint8_t arg)
+{
+	struct fz_wr *w = new_wr(f->sq, &f->nsq);
+	struct rdmap_send_wr s = {0};
+	size_t off = atomic ? 3840 + (size_t)(arg >> 3) * 8 : 0;
+
+	if (!w)
+		return;
+	s.wr_id = w->wr_id;
+	s.flags = RDMAP_WR_SIGNALED | ((arg & 2) ? RDMAP_WR_SOLICITED : 0);
+	s.rkey = FZ_PEER_STAG | arg;
+	s.remote_addr = 0x100000 + (size_t)arg * 8;
+	if (atomic) {
+		s.opcode = (arg & 1) ? RDMAP_WR_ATOMIC_CSWAP : RDMAP_WR_ATOMIC_FADD;
+		s.num_sge = 1;
+		s.sge[0].addr = (uint64_t)(uintptr_t)(f->r[FZ_R_LOCAL].base + off);
+		s.sge[0].length = 8;
+		s.sge[0].lkey = f->r[FZ_R_LOCAL].mr ? f->r[FZ_R_LOCAL].mr->stag : 0;
+		s.compare_add = arg;
+		s.swap = ~(uint64_t)arg;
+		w->read = 1;
+		w->atomic = (arg & 1) ? RDMAP_WC_COMP_SWAP : RDMAP_WC_FETCH_ADD;
+		w->off = off;
+		w->len = 8;
+	} else if (arg & 1) {
+		s.opcode = RDMAP_WR_WRITE_IMM;
+		s.num_sge = 1;
+		s.sge[0].addr = (uint64_t)(uintptr_t)f->r[FZ_R_SRC].base;
+		s.sge[0].length = (uint32_t)(arg >> 1) * 5;
+		s.sge[0].lkey = f->r[FZ_R_SRC].mr ? f->r[FZ_R_SRC].mr->stag : 0;
+		s.imm_data = 0x01020304u * arg;
+	} else {
+		s.opcode = RDMAP_WR_SEND_IMM;
+		s.imm_data = arg;
+	}
+	if (rdmap_post_send(&f->v->qp, &s) == 0)
+		f->nsq++;
+}
+
 /* Reads into FZ_R_LOCAL [2048, 4096), a Write and Sends from FZ_R_SRC. */
 static void post_send_set(struct fz *f)
 {
@@ -650,7 +717,7 @@ static void action(struct fz *f, uint8_t a, uint8_t arg)
 {
 	struct fz_region *r = &f->r[arg % FZ_NREG];
 
-	switch (a % 10) {
+	switch (a % 12) {
 	case 0:
 		post_recv(f, arg);
 		break;
@@ -690,10 +757,13 @@ static void action(struct fz *f, uint8_t a, uint8_t arg)
 	case 8:
 		rdmap_qp_modify_error(&f->v->qp);
 		break;
-	default:
+	case 9:
 		/* the engine saw TCP close: nothing more is received */
 		rdmap_qp_conn_failed(&f->v->qp, -ECONNRESET);
 		f->v->conn_failed = 1;
+		break;
+	default:
+		post_ext(f, a % 12 == 10, arg);
 		break;
 	}
 }
@@ -845,13 +915,18 @@ static struct fz *fz_build(uint8_t cfg)
 {
 	struct fz *f = malloc(sizeof(*f));
 	struct mpa_cfg ic, rc;
-	struct rdmap_qp_cfg q = {
-		.max_send_wr = 16, .max_recv_wr = 8, .max_inline = 64, .ird = 4, .ord = 4};
+	struct rdmap_qp_cfg q = {.max_send_wr = 16,
+				 .max_recv_wr = 8,
+				 .max_inline = 64,
+				 .ird = 4,
+				 .ord = 4,
+				 .ext = (cfg & 0x20) ? RDMAP_EXT_RFC7306 : 0};
 	int open[FZ_NREG];
 
 	CHECK(f);
 	memset((uint8_t *)f + offsetof(struct fz, v), 0, sizeof(*f) - offsetof(struct fz, v));
 	f->crc = cfg & 1;
+	f->ext = !!(cfg & 0x20);
 	f->pend = malloc(FZ_PEND_CAP);
 	CHECK(f->pend);
 	if (cfg & 0x80) {
@@ -882,8 +957,8 @@ static struct fz *fz_build(uint8_t cfg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const size_t chunks[8] = {0, 1, 4, 16, 64, 256, 1024, 4096};
-	/* one pair per configuration that shapes the set-up: bits 0, 1, 6, 7 */
+	static const size_t chunks[4] = {0, 1, 16, 1024};
+	/* one pair per configuration that shapes the set-up: bits 0, 1, 5, 6, 7 */
 	static struct fz *sets[256];
 	struct fz *f;
 	int open[FZ_NREG];
@@ -893,12 +968,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	cfg = data[0];
-	if (!sets[cfg & 0xC3])
-		sets[cfg & 0xC3] = fz_build(cfg);
-	f = sets[cfg & 0xC3];
+	if (!sets[cfg & 0xE3])
+		sets[cfg & 0xE3] = fz_build(cfg);
+	f = sets[cfg & 0xE3];
 	f->p.rng = cfg;
 	f->p.lend = !!(cfg & 4);
-	f->p.max_chunk = chunks[(cfg >> 3) & 7];
+	f->p.max_chunk = chunks[(cfg >> 3) & 3];
 
 	while (i < size) {
 		uint8_t c = data[i++];
@@ -935,7 +1010,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* back to the state after set-up for the next input */
 	if (snap_put(f)) {
 		fz_free(f);
-		sets[cfg & 0xC3] = NULL;
+		sets[cfg & 0xE3] = NULL;
 	}
 	return 0;
 }

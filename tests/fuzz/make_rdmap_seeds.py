@@ -40,7 +40,8 @@ from make_seeds import connections, rr_len, split_fpdus  # noqa: E402
 CFG_CRC = 0x01
 CFG_VICTIM_INITIATOR = 0x02
 CFG_LEND = 0x04
-CFG_CHUNK = lambda k: (k & 7) << 3  # noqa: E731
+CFG_CHUNK = lambda k: (k & 3) << 3  # noqa: E731
+CFG_EXT = 0x20  # RFC 7306 on both QPs
 CFG_NO_WORK = 0x40
 CFG_SMALL = 0x80
 
@@ -51,8 +52,8 @@ K_NO_DRAIN = 0x04
 K_TO_FROM_END = 0x08
 
 # actions (0x80 | n, then an argument octet)
-A_RECV, A_READ, A_WRITE, A_SEND, A_LINV, A_DEREG, A_REVAL, A_CLOSE, A_ERROR, A_TCPCLOSE = \
-    range(10)
+A_RECV, A_READ, A_WRITE, A_SEND, A_LINV, A_DEREG, A_REVAL, A_CLOSE, A_ERROR, A_TCPCLOSE, \
+    A_ATOMIC, A_IMM = range(12)
 
 # the harness's regions
 R_WRITE, R_READSRC, R_LOCAL, R_OTHERPD, R_INVAL, R_SRC = range(6)
@@ -67,6 +68,9 @@ PEER = 0x00AB0000
 # RDMAP opcodes (RFC 5040 section 4.1, Figure 4)
 OP_WRITE, OP_READ_REQ, OP_READ_RESP, OP_SEND, OP_SEND_INV, OP_SEND_SE, OP_SEND_SE_INV, \
     OP_TERMINATE = range(8)
+# RFC 7306 section 4.1, Figure 2
+OP_IMM, OP_IMM_SE, OP_ATOMIC_REQ, OP_ATOMIC_RESP = range(8, 12)
+AOP_FETCHADD, AOP_CMPSWAP = 0, 2
 
 SEED_MAX = 12 * 1024  # capture streams, per seed
 
@@ -102,6 +106,17 @@ def term(layer, etype, ecode, hdrct=0, seg_len=0, ddp=b"", rdma=b"", siw=False):
     if hdrct & 0x20:
         out += rdma
     return out
+
+
+def areq(msn, aop, st, to, data_=0, data_mask=0, cmp=0, cmp_mask=0xFFFFFFFFFFFFFFFF, req_id=None,
+         qn=1):
+    """RFC 7306 section 5.2.1 Atomic Request (52 octets after the DDP header)."""
+    return untagged(OP_ATOMIC_REQ, qn, msn, payload=struct.pack(
+        ">IIIQQQQQ", aop, msn if req_id is None else req_id, st, to, data_, data_mask, cmp, cmp_mask))
+
+
+def aresp(msn, req_id, orig, qn=3):
+    return untagged(OP_ATOMIC_RESP, qn, msn, payload=struct.pack(">IQ", req_id, orig))
 
 
 def terminate_fpdu(t, msn=1):
@@ -161,7 +176,7 @@ def hand_seeds():
               rec(tagged(OP_WRITE, stag(R_WRITE), 600, data(100)), K_BAD_CRC)))
     s.append(("write-lend-bytes", CFG_LEND | CFG_CHUNK(1), w(stag(R_WRITE), 3, 77) +
               w(stag(R_WRITE), 90, 1)))
-    s.append(("write-lend-chunks", CFG_LEND | CFG_CHUNK(4) | CFG_CRC,
+    s.append(("write-lend-chunks", CFG_LEND | CFG_CHUNK(3) | CFG_CRC,
               w(stag(R_WRITE), 0, 3000) + w(stag(R_WRITE), 3000, 1000)))
     s.append(("write-initiator", CFG_VICTIM_INITIATOR | CFG_CHUNK(3), w(stag(R_WRITE), 0, 300)))
     # Send (RFC 5040 section 5.3) into the four standard receives
@@ -194,7 +209,7 @@ def hand_seeds():
     s.append(("rreq", 0, rec(rreq(1, PEER | 1, 0x1000, 256, stag(R_READSRC), 0)) +
               rec(rreq(2, PEER | 2, 0, 4096, stag(R_READSRC), 0)) +
               rec(rreq(3, PEER | 3, 0, 0, 0, 0))))
-    s.append(("rreq-queued", CFG_CHUNK(5), rec(rreq(1, PEER | 1, 0, 4096, stag(R_READSRC), 0),
+    s.append(("rreq-queued", CFG_CHUNK(3), rec(rreq(1, PEER | 1, 0, 4096, stag(R_READSRC), 0),
                                                 K_NO_DRAIN) +
               rec(rreq(2, PEER | 2, 0, 4096, stag(R_READSRC), 0), K_NO_DRAIN) +
               rec(rreq(3, PEER | 3, 0, 4096, stag(R_READSRC), 0), K_NO_DRAIN) +
@@ -267,6 +282,38 @@ def hand_seeds():
               act(A_READ, 0x11) + act(A_RECV, 2) + w(stag(R_WRITE), 0, 8)))
     s.append(("error-then-write", 0, act(A_ERROR) + w(stag(R_WRITE), 0, 8) + act(A_RECV, 1)))
     s.append(("tcp-close", 0, send(1, 4) + act(A_TCPCLOSE) + w(stag(R_WRITE), 0, 8)))
+    # RFC 7306 (config bit 5): atomics into FZ_R_WRITE, Immediate Data,
+    # what the victim posts itself, and every refusal
+    E = CFG_EXT
+    imm = lambda msn, n=8, op=OP_IMM: rec(untagged(op, 0, msn, payload=data(n, msn)))  # noqa: E731
+    s.append(("atomic-fetchadd", E, rec(areq(1, AOP_FETCHADD, stag(R_WRITE), 8, 5)) +
+              rec(areq(2, AOP_FETCHADD, stag(R_WRITE), 8, 0x0101010101010101, 0x8080808080808080)) +
+              rec(areq(3, AOP_CMPSWAP, stag(R_WRITE), 4088, 7, 0xFFFFFFFFFFFFFFFF, 0, 0)) +
+              rec(rreq(4, PEER, 0, 16, stag(R_WRITE), 0))))
+    s.append(("atomic-crc-lend", E | CFG_CRC | CFG_LEND | CFG_CHUNK(2),
+              rec(areq(1, AOP_CMPSWAP, stag(R_WRITE), 16, 1, 0xFF, 0, 0xFF)) +
+              w(stag(R_WRITE), 16, 8) + rec(areq(2, AOP_FETCHADD, stag(R_WRITE), 16, 1))))
+    s.append(("atomic-from-end", E, rec(areq(1, AOP_FETCHADD, stag(R_WRITE), 8, 1), K_TO_FROM_END) +
+              rec(areq(2, AOP_FETCHADD, stag(R_WRITE), 0, 1), K_TO_FROM_END)))
+    s.append(("atomic-ird-overflow", E | CFG_SMALL, b"".join(
+        rec(areq(m, AOP_FETCHADD, stag(R_WRITE), 8 * m, m), K_NO_DRAIN) for m in range(1, 5))))
+    for nm, a in (("no-atomic-right", areq(1, AOP_FETCHADD, stag(R_READSRC), 0, 1)),
+                  ("other-pd", areq(1, AOP_FETCHADD, stag(R_OTHERPD), 0, 1)),
+                  ("invalidated", areq(1, AOP_CMPSWAP, stag(R_INVAL), 0, 1)),
+                  ("misaligned", areq(1, AOP_FETCHADD, stag(R_WRITE), 4, 1)),
+                  ("aop-1", areq(1, 1, stag(R_WRITE), 0, 1)),
+                  ("wrong-qn", areq(1, AOP_FETCHADD, stag(R_WRITE), 0, 1, qn=0)),
+                  ("long", areq(1, AOP_FETCHADD, stag(R_WRITE), 0, 1) + data(8))):
+        s.append(("atomic-" + nm, E, rec(a)))
+    s.append(("atomic-ext-off", 0, rec(areq(1, AOP_FETCHADD, stag(R_WRITE), 0, 1))))
+    s.append(("imm", E, imm(1) + imm(2, op=OP_IMM_SE) + w(stag(R_WRITE), 0, 100) + imm(3)))
+    s.append(("imm-bad", E, imm(1, 12)))
+    s.append(("imm-no-buffer", E | CFG_NO_WORK, imm(1)))
+    s.append(("aresp-unexpected", E, rec(aresp(1, 1, 42))))
+    s.append(("ext-posts", E | CFG_NO_WORK, w(stag(R_WRITE), 0, 4) + act(A_ATOMIC, 0) +
+              act(A_ATOMIC, 9) + act(A_IMM, 3) + act(A_IMM, 2) + act(A_RECV, 0) +
+              rec(aresp(1, 1, 0x1122334455667788)) + rec(aresp(2, 2, 7)) + imm(1)))
+    s.append(("ext-posts-off", CFG_NO_WORK, act(A_ATOMIC, 0) + act(A_IMM, 1) + w(stag(R_WRITE), 0, 4)))
     return s
 
 
@@ -318,7 +365,7 @@ def capture_seeds(caps):
                 if not ul:
                     continue
                 out.append(("%s-%s" % (tag, d), crc | role, b"".join(rec(u) for u in ul), ul))
-                out.append(("%s-%s-mapped" % (tag, d), crc | role | CFG_LEND | CFG_CHUNK(4),
+                out.append(("%s-%s-mapped" % (tag, d), crc | role | CFG_LEND | CFG_CHUNK(3),
                             b"".join(rec(remap(u)) for u in ul), None))
     return out
 

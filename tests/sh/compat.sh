@@ -29,6 +29,10 @@
 #     -I 127.0.0.2: a pair that connects from that address; rping -c
 #     through a forwarder that accepts and closes its first 3 connections
 #     (tests/progs/close_first_proxy.py): retried, the pings go through;
+#   - RFC 7306 (uiw-run --rfc7306, both sides): perftest's ib_atomic_lat
+#     (FETCH_AND_ADD and CMP_AND_SWAP) and ib_atomic_bw -R, unmodified: both
+#     exit 0 with a result line; without it ib_atomic_lat's client fails
+#     and the library names UIW_RDMA_RFC7306;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat,
 #     ib_read_lat, ib_send_lat with -R at default flags: both exit 0 with a
 #     result line; with -a -n 5: 23 result lines, 2 octets to 8 MiB; with
@@ -89,7 +93,7 @@ no_crash() {
 
 # ---- uiw-run itself
 run "$RUN" --help
-if [ "$rc" = 0 ] && grep -q 'usage: uiw-run PROGRAM' "$TMP/out"; then
+if [ "$rc" = 0 ] && grep -q 'usage: uiw-run \[--rfc7306\] PROGRAM' "$TMP/out"; then
 	# every function of the stub file that reports itself unimplemented
 	awk '/^[a-z].*[ *](ibv|rdma)_[a-z0-9_]*\(/ { s = $0; sub(/\(.*/, "", s); n = split(s, w, /[ *]+/); fn = w[n] }
 	     /NOT_YET_|uiw_rdma_unimplemented\(__func__\)/ { if (fn != "") print fn; fn = "" }' \
@@ -122,7 +126,7 @@ bad=$(grep -vE '^(ibv_|_ibv_|rdma_)' "$TMP/exports" | head -n 5 | tr '\n' ' ')
 nbin=0
 : >"$TMP/all_imports"
 for p in ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat \
-	ib_send_lat rdma_server rdma_client rdma_xserver rdma_xclient; do
+	ib_send_lat ib_atomic_lat ib_atomic_bw rdma_server rdma_client rdma_xserver rdma_xclient; do
 	path=$(command -v "$p" 2>/dev/null) || continue
 	nbin=$((nbin + 1))
 	objdump -T "$path" | awk '$4 == "*UND*" || $3 == "*UND*" { print $NF }' |
@@ -448,6 +452,34 @@ if command -v ib_write_bw >/dev/null 2>&1; then
 			fi
 		fi
 	done
+	# RFC 7306 (uiw-run --rfc7306 on both sides): perftest's atomic tests,
+	# unmodified; without it the atomic post fails with the message that
+	# names the switch, and no atomic reaches the peer
+	if command -v ib_atomic_lat >/dev/null 2>&1; then
+		for v in "ib_atomic_lat" "ib_atomic_lat -A CMP_AND_SWAP" "ib_atomic_bw"; do
+			n=$(echo "$v" | tr ' ' '_')
+			# shellcheck disable=SC2086 # $v: the program and its options
+			if pair "$n" $RUN --rfc7306 $v -R -n 2000 -- $RUN --rfc7306 $v -R -n 2000 127.0.0.1; then
+				res=$(awk '/#bytes/ { getline; print; exit }' "$TMP/$n.c.out" | tr -s ' \t' ' ')
+				case $res in
+				" 8 2000 "*) pass "uiw-run --rfc7306 $v -R -n 2000: both exit 0:$res" ;;
+				*) fail "$v -R: no result line: $(head -c 300 "$TMP/$n.c.out")" ;;
+				esac
+			fi
+		done
+		if start_rping_server atomic-off $RUN ib_atomic_lat -R -n 100; then
+			timeout "$T" $RUN ib_atomic_lat -R -n 100 -p "$SPORT" 127.0.0.1 >"$TMP/atomic-off.c.out" 2>"$TMP/atomic-off.c.err"
+			rc=$?
+			wait "$SPID"
+			if [ "$rc" != 0 ] && grep -q 'UIW_RDMA_RFC7306=1' "$TMP/atomic-off.c.err"; then
+				pass "ib_atomic_lat -R without --rfc7306: the client fails (exit $rc) and says how to enable RFC 7306"
+			else
+				fail "ib_atomic_lat -R without --rfc7306: exit $rc: $(head -c 300 "$TMP/atomic-off.c.err")"
+			fi
+		else
+			fail "atomic-off: the server did not listen: $(head -c 300 "$TMP/atomic-off.s.err")"
+		fi
+	fi
 	# crossed with uiwarp's own perftest speaker (uiw-perf --perftest, no
 	# libibverbs): each as the server and as the client, 64 KiB x 200
 	for t in write read send; do
