@@ -64,6 +64,8 @@ def crc32c(data, crc=0):
 REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
 OP_WRITE, OP_RREQ, OP_RRESP, OP_SEND, OP_SEND_INV, OP_SEND_SE, OP_SEND_SE_INV, OP_TERM = range(8)
+# RFC 7306 section 4.1, Figure 2
+OP_IMM, OP_IMM_SE, OP_AREQ, OP_ARESP = range(8, 12)
 TIMEOUT = float(os.environ.get("HOSTILE_TIMEOUT", "10"))
 
 
@@ -90,6 +92,13 @@ def untagged(op, qn, msn, mo=0, payload=b"", last=True, inv=0, dv=1, rv=1):
 def read_req(msn, sink_stag, sink_to, size, src_stag, src_to):
     return untagged(OP_RREQ, 1, msn, 0, struct.pack(">IQIIQ", sink_stag, sink_to, size,
                                                       src_stag, src_to))
+
+
+def atomic_req(msn, aop, stag, to, data=1, data_mask=0, cmp=0, cmp_mask=0xFFFFFFFFFFFFFFFF,
+               qn=1, req_id=0x11223344):
+    """RFC 7306 section 5.2.1 Atomic Request: 52 octets after the DDP header."""
+    return untagged(OP_AREQ, qn, msn, 0, struct.pack(">IIIQQQQQ", aop, req_id, stag, to, data,
+                                                       data_mask, cmp, cmp_mask))
 
 
 class Peer:
@@ -268,10 +277,10 @@ CASES = []
 STATS = {"hdr_copies": 0, "terms": 0, "closed": 0}
 
 
-def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False):
+def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False, aresp=0):
     def deco(fn):
         CASES.append(dict(name=name, term=term, extra=extra, markers=markers, fn=fn,
-                          ok=list(ok), rresp=rresp, p2p=p2p))
+                          ok=list(ok), rresp=rresp, p2p=p2p, aresp=aresp))
         return fn
     return deco
 
@@ -505,6 +514,81 @@ def _(p, c):
     return hit(p, read_req(1, 0x11223344, 0x1000, 64, c.stag("R"), c.addr("R")) + b"extra")
 
 
+# ---- RFC 7306 (ext=1: the victim's QP uses it; W, I, D, F grant atomics,
+# R and O do not).  The target word is never changed by a refused request
+# (mem=ok: W's first octets are granted only to atomic_ok).
+@case("atomic_ok", None, "ext=1 grant=0:8 any=1", aresp=1)
+def _(p, c):
+    p.send(atomic_req(1, 0, c.stag("W"), c.addr("W"), 5))
+
+
+@case("atomic_no_atomic_right", (0, 1, 2), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 0, c.stag("O"), c.addr("O")))
+
+
+@case("atomic_misaligned", (0, 2, 7), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 2, c.stag("W"), c.addr("W") + 4))
+
+
+@case("atomic_one_past_end", (0, 1, 1), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 0, c.stag("W"), c.addr("W") + 4096))
+
+
+@case("atomic_invalidated", (0, 1, 0), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 2, c.stag("I"), c.addr("I")))
+
+
+@case("atomic_deregistered", (0, 1, 0), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 0, c.stag("D"), c.addr("D")))
+
+
+@case("atomic_foreign_pd", (0, 1, 3), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 0, c.stag("F"), c.addr("F")))
+
+
+@case("atomic_unknown_opcode", (0, 2, 6), "ext=1")
+def _(p, c):
+    return hit(p, atomic_req(1, 1, c.stag("W"), c.addr("W")))
+
+
+@case("atomic_beyond_ird", (0, 2, 7), "ext=1 ird=1")
+def _(p, c):
+    # Read Requests of 4 KiB and Atomic Requests in turn, the answers not
+    # read: once TCP backs up, a request arrives while one is outstanding
+    # (atomics count against IRD with Reads, RFC 7306 section 5.2)
+    reqs = []
+    for m in range(1, 3001):
+        if m % 2:
+            reqs.append(read_req(m, 0x11223344, 0, 4096, c.stag("R"), c.addr("R")))
+        else:
+            # a CmpSwap whose masks are 0: it matches and stores nothing
+            reqs.append(atomic_req(m, 2, c.stag("W"), c.addr("W") + 8, 0, 0, 1, 0))
+    p.send_raw(b"".join(p.frame(u) for u in reqs))
+    return None  # which one is refused depends on TCP
+
+
+@case("atomic_extensions_off", (0, 2, 6))
+def _(p, c):
+    # RFC 7306 section 1.1: a peer without the extensions answers so
+    return hit(p, atomic_req(1, 0, c.stag("W"), c.addr("W")))
+
+
+@case("immediate_no_receive_posted", (1, 2, 2), "ext=1 recv=0")
+def _(p, c):
+    return hit(p, untagged(OP_IMM, 0, 1, 0, b"\1\2\3\4\0\0\0\0"))
+
+
+@case("immediate_12_octets", (1, 2, 5), "ext=1")
+def _(p, c):
+    return hit(p, untagged(OP_IMM_SE, 0, 1, 0, b"\1" * 12))
+
+
 @case("bad_crc", (2, 0, 2), "grant=0:64 maybe=1")
 def _(p, c):
     p.send(tagged(OP_WRITE, c.stag("W"), c.addr("W"), gp(0, 64)), bad_crc=True)
@@ -725,13 +809,20 @@ def run_case(v, cs):
     sent = cs["fn"](p, c)
     term = cs["term"]
     got_term = None
+    aresp_got = None
     rresp = 0
     dl = time.time() + TIMEOUT
-    while time.time() < dl and isinstance(term, tuple) or cs["rresp"] > rresp:
+    while time.time() < dl and (isinstance(term, tuple) or cs["rresp"] > rresp or
+                                (cs["aresp"] and aresp_got is None)):
         u = p.recv_fpdu(max(0.1, dl - time.time()))
         if u is None:
             break
         t, op, f, hl = decode(u)
+        if op == OP_ARESP and not t and cs["aresp"]:
+            aresp_got = u
+            if f["qn"] != 3 or f["msn"] != 1 or len(u) != hl + 12 or u[hl:hl + 4] != b"\x11\x22\x33\x44":
+                errs.append("Atomic Response wrong: %s" % u.hex())
+            break
         if op == OP_RRESP and t:
             rresp += 1
             if cs["rresp"] == 1:
@@ -764,6 +855,8 @@ def run_case(v, cs):
         print("     (%d Read Responses before the TERMINATE)" % rresp)
     elif cs["rresp"] and rresp != cs["rresp"]:
         errs.append("%d Read Responses, want %d" % (rresp, cs["rresp"]))
+    if cs["aresp"] and aresp_got is None:
+        errs.append("no Atomic Response")
     if term is None or term == "received":
         time.sleep(0.05)
     p.close()

@@ -21,8 +21,9 @@
  *   receive buffers (256 octets each)
  *
  * The MPA Request's private data sets the case: ASCII words
- * "case=NAME recv=N ird=N grant=OFF:LEN" (recv: receives posted, default 4;
- * ird: the QP's IRD, default 4; grant: the part of W the peer will Write
+ * "case=NAME recv=N ird=N ext=1 grant=OFF:LEN" (recv: receives posted, default 4;
+ * ird: the QP's IRD, default 4; ext=1: the QP uses RFC 7306, and every
+ * region but R and O grants remote atomics; grant: the part of W the peer will Write
  * legitimately, with octet OFF+j = (OFF + j) * 131 + 7).  The MPA Reply's
  * private data, and the "ready" message the victim Sends once connected and
  * once I is invalidated, announce the regions (ASCII):
@@ -83,6 +84,7 @@ struct conn {
 	char name[64];
 	unsigned nrecv, ird;
 	size_t grant_off, grant_len;
+	int ext; /* RFC 7306 on the QP */
 	int grant_maybe; /* 1: the granted octets may also be unchanged; 2: anything */
 	int established, ended;
 	/* completions */
@@ -138,6 +140,8 @@ static void parse_case(struct conn *c, const uint8_t *pd, unsigned len)
 			c->nrecv = (unsigned)atoi(w + 5);
 		else if (!strncmp(w, "ird=", 4))
 			c->ird = (unsigned)atoi(w + 4);
+		else if (!strcmp(w, "ext=1"))
+			c->ext = 1;
 		else if (!strcmp(w, "maybe=1"))
 			c->grant_maybe = 1;
 		else if (!strcmp(w, "any=1"))
@@ -199,6 +203,8 @@ static void conn_new(struct uiw_context *ctx, struct uiw_cm_event *ev)
 	c->ctx = ctx;
 	c->id = ev->id;
 	parse_case(c, ev->private_data, ev->private_data_len);
+	if (c->ext)
+		acc |= UIW_ACCESS_REMOTE_ATOMIC;
 	c->arena_len = recv_off() + MAX_RECV * RBUF + REG;
 	c->arena = mmap(NULL, c->arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->arena == MAP_FAILED) {
@@ -235,6 +241,7 @@ static void conn_new(struct uiw_context *ctx, struct uiw_cm_event *ev)
 	qa.cap.max_recv_wr = MAX_RECV;
 	qa.ird = (uint16_t)c->ird;
 	qa.ord = 4;
+	qa.ext = c->ext ? UIW_QP_EXT_RFC7306 : 0;
 	/* IRD 0 is "the default" for uiw_create_qp(): ird=0 is not asked for */
 	ret = uiw_create_qp(c->pd, &qa, &c->qp);
 	if (ret)

@@ -4,7 +4,8 @@
 # Hostile FPDUs over real sockets: tests/progs/fpdu_hostile.py (a raw TCP
 # peer that builds every octet itself: MPA framing, CRC32C, markers, DDP and
 # RDMAP headers) against tests/progs/uiw_victim.c (a uiwarp server with
-# guarded memory per connection).  One connection per case, ~50 cases: each
+# guarded memory per connection).  One connection per case, ~70 cases (RFC
+# 7306 atomics and Immediate Data among them): each
 # TERMINATE class a peer can provoke (RFC 5040 section 4.8: RDMAP, DDP
 # tagged and untagged, MPA CRC and marker), truncated and oversize FPDUs,
 # Read Requests beyond IRD, a Send with no receive, deregistered,
