@@ -27,12 +27,15 @@
  * the region, to a region without remote write: the server must TERMINATE;
  * err-send-long: the client Sends 64 octets into the server's 32-octet
  * receive, the server must TERMINATE and must not complete the receive OK;
+ * err-atomic: the client (uiwarp with --rfc7306) sends an RFC 7306 FetchAdd
+ * to the server's region, which a server without RFC 7306 must TERMINATE;
  * -T L/E/C[,L/E/C] the accepted TERMINATE layer/type/code, checked where
  * the library reports them).
  *
  * Options: -s SIZE (4096) -n COUNT (1) -g SGES (1) -P PDLEN -w WAIT_MS
  * (20000) --ird N --ord N; uiwarp only: --crc on|off --mpa-rev N --markers
- * --p2p --rtr write|read|send --fpdu-delay MS (50).
+ * --p2p --rtr write|read|send --fpdu-delay MS (50) --rfc7306 (the QP uses
+ * RFC 7306: atomics and Immediate Data).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -334,12 +337,18 @@ static int err_client(struct info *si, struct pmr *loc)
 
 	if (!strcmp(scen, "err-send-long"))
 		op = P_SEND;
+	else if (!strcmp(scen, "err-atomic"))
+		op = P_ATOMIC_FADD;
 	else if (!strcmp(scen, "err-stag"))
 		rk = (si->rkey & 0xff) | ((si->rkey + 0x5500) & 0xffffff00);
 	else if (!strcmp(scen, "err-bounds"))
 		ra = si->addr + si->len - 16;
 	memset(loc->addr, 0xab, 64);
-	if (op == P_SEND)
+	if (op == P_ATOMIC_FADD) {
+		sg.len = 8;
+		INFO("RFC 7306 Atomic Request (FetchAdd of 1) to STag 0x%08x TO 0x%llx", rk,
+		     (unsigned long long)ra);
+	} else if (op == P_SEND)
 		INFO("Send of 64 octets into the server's 32-octet receive");
 	else
 		INFO("RDMA Write of 64 octets to STag 0x%08x TO 0x%llx (region 0x%08x at 0x%llx, %u octets)",
@@ -855,7 +864,7 @@ int main(int argc, char **argv)
 					    { "markers", 0, 0, 'M' },	{ "p2p", 0, 0, 'Q' },
 					    { "rtr", 1, 0, 'X' },	{ "ird", 1, 0, 'I' },
 					    { "ord", 1, 0, 'O' },	{ "fpdu-delay", 1, 0, 'D' },
-					    { 0, 0, 0, 0 } };
+					    { "rfc7306", 0, 0, 'E' },	{ 0, 0, 0, 0 } };
 	const char *addr = NULL;
 	int port = 0, c;
 
@@ -884,6 +893,7 @@ int main(int argc, char **argv)
 		case 'I': po.ird = atoi(optarg); break;
 		case 'O': po.ord = atoi(optarg); break;
 		case 'D': po.fpdu_delay = atoi(optarg); break;
+		case 'E': po.rfc7306 = 1; break;
 		default: fprintf(stderr, "usage: see peer.c\n"); return 2;
 		}
 	}

@@ -27,6 +27,7 @@ struct popts {
 	int max_sge;	/* per WR */
 	int sq, rq;	/* queue depths */
 	int fpdu_delay; /* ms, initiator's first FPDU delay (uiwarp) */
+	int rfc7306;	/* uiwarp: the QP uses RFC 7306 (atomics, immediates) */
 };
 #define P_RTR_SEND 0x1
 #define P_RTR_WRITE 0x2
@@ -70,7 +71,7 @@ struct psge {
 	uint32_t lkey;
 };
 
-enum pop { P_WRITE, P_READ, P_SEND, P_SEND_INV };
+enum pop { P_WRITE, P_READ, P_SEND, P_SEND_INV, P_ATOMIC_FADD /* RFC 7306 FetchAdd of 1: one 8-octet SGE */ };
 #define P_F_SIGNALED 0x1
 #define P_F_SOLICITED 0x2
 

@@ -297,9 +297,16 @@ int p_post_send(uint64_t id, enum pop op, struct psge *sg, int n, uint64_t raddr
 	case P_READ: wr.opcode = IBV_WR_RDMA_READ; break;
 	case P_SEND: wr.opcode = IBV_WR_SEND; break;
 	case P_SEND_INV: wr.opcode = IBV_WR_SEND_WITH_INV; break;
+	case P_ATOMIC_FADD: wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; break;
 	}
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
+	if (op == P_ATOMIC_FADD) {
+		/* siw has no atomics: its provider refuses this post */
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	}
 	if (op == P_SEND_INV) {
 		wr.invalidate_rkey = inv;
 		/* rdma-core 44's siw provider takes the STag to invalidate from

@@ -136,6 +136,7 @@ static int make_qp(void)
 	a.cap.max_recv_sge = opts.max_sge;
 	a.ird = opts.ird;
 	a.ord = opts.ord;
+	a.ext = opts.rfc7306 ? UIW_QP_EXT_RFC7306 : 0;
 	return uiw_create_qp(pd, &a, &qp);
 }
 
@@ -245,10 +246,17 @@ int p_post_send(uint64_t id, enum pop op, struct psge *sg, int n, uint64_t raddr
 	case P_READ: wr.opcode = UIW_WR_RDMA_READ; break;
 	case P_SEND: wr.opcode = UIW_WR_SEND; break;
 	case P_SEND_INV: wr.opcode = UIW_WR_SEND_WITH_INV; break;
+	case P_ATOMIC_FADD: wr.opcode = UIW_WR_ATOMIC_FETCH_AND_ADD; break;
 	}
 	wr.invalidate_rkey = inv;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
+	if (op == P_ATOMIC_FADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
 	if (flags & P_F_SIGNALED)
 		wr.send_flags |= UIW_SEND_SIGNALED;
 	if (flags & P_F_SOLICITED)
