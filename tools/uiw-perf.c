@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * uiw-perf - bandwidth and latency of uiwarp (RDMA Write, Read and Send over
- * MPA/TCP), with a raw TCP baseline in the same tool, in the manner of
- * perftest: the same program is the server (no address given) and the
- * client, and prints perftest's result table.  docs/uiw-perf.md is the
- * manual; `uiw-perf --help` the summary.
+ * MPA/TCP, and RFC 7306's atomics and Write with Immediate), with a raw TCP
+ * baseline in the same tool, in the manner of perftest: the same program is
+ * the server (no address given) and the client, and prints perftest's
+ * result table.  docs/uiw-perf.md is the manual; `uiw-perf --help` the
+ * summary.
  *
  * Structure (uiw-perf.h lists what the parts share):
  *  - this file: options, settings exchange (CM private data for the verbs
@@ -12,9 +13,9 @@
  *    statistics, and the uiwarp tests: the verbs runtime, one context, PD,
  *    CQ (and completion channel in event mode) and one registered buffer
  *    per process, QPS connections; control messages (FIN, FIN_ACK,
- *    CREDIT, ROUND, ROUND_ACK) are Sends with the Solicited Event flag on
- *    the data QPs, data Sends never carry it, so the receiver tells them
- *    apart by UIW_WC_SOLICITED;
+ *    CREDIT, ROUND, ROUND_ACK, ALIVE) are Sends with the Solicited Event
+ *    flag on the data QPs, data Sends (and Writes with Immediate) never
+ *    carry it, so the receiver tells them apart by UIW_WC_SOLICITED;
  *  - uiw-perf-tcp.c: the raw TCP baseline (tcp_bw, tcp_lat);
  *  - uiw-perf-perftest.c: perftest's rdma_cm exchange (--perftest).
  *
@@ -53,6 +54,10 @@ const struct test_info tests[T_COUNT] = {
 	[T_SEND_LAT] = {"send_lat", "Send Latency Test", 1, 0},
 	[T_TCP_BW] = {"tcp_bw", "TCP BW Test (raw TCP baseline)", 0, 1},
 	[T_TCP_LAT] = {"tcp_lat", "TCP Latency Test (raw TCP baseline)", 1, 1},
+	[T_ATOMIC_LAT] = {"atomic_lat", "Atomic Latency Test (RFC 7306)", 1, 0, 1, 1},
+	[T_ATOMIC_BW] = {"atomic_bw", "Atomic BW Test (RFC 7306)", 0, 0, 1, 1},
+	[T_WRITE_IMM_BW] = {"write_imm_bw", "RDMA_Write with Immediate BW Test (RFC 7306)", 0, 0, 1,
+			    0},
 };
 
 const char *prog = "uiw-perf";
@@ -76,11 +81,12 @@ static void usage(FILE *f)
 		"travel in the MPA private data (TCP tests: a hello frame).\n"
 		"\n"
 		"TEST: write_bw read_bw send_bw write_lat read_lat send_lat  (uiwarp)\n"
+		"      atomic_lat atomic_bw write_imm_bw        (uiwarp, RFC 7306 extensions)\n"
 		"      tcp_bw tcp_lat                                        (raw TCP)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --size SIZE        message size (suffix K, M: KiB, MiB); default\n"
-		"                         65536 for *_bw, 2 for *_lat\n"
+		"                         65536 for *_bw, 2 for *_lat; atomic tests: 8 only\n"
 		"  -a, --all              all sizes 2, 4, ... 8 MiB (powers of two)\n"
 		"  -n, --iters N          messages per QP and size (bw: 5000, lat: 1000)\n"
 		"  -D, --duration SECS    run each size for SECS seconds instead of -n;\n"
@@ -121,7 +127,12 @@ static void usage(FILE *f)
 		"  -t, --tx-depth N       outstanding send WRs per QP (default 128)\n"
 		"  -r, --rx-depth N       send_bw: receives posted per QP (default 512)\n"
 		"  -Q, --cq-mod N         signal one send WR in N (default 100)\n"
-		"  -o, --outs N           outstanding RDMA Reads (ORD = IRD, default 16)\n"
+		"  -o, --outs N           outstanding RDMA Reads and atomics (ORD = IRD,\n"
+		"                         default 16); atomic_bw's window per QP\n"
+		"      --atomic fetch_add|cmp_swap  the operation of atomic_lat and atomic_bw\n"
+		"                         (default fetch_add); cmp_swap compares with the\n"
+		"                         value the previous one stored, so on one QP every\n"
+		"                         one succeeds\n"
 		"  -I, --inline-size N    send payloads up to N bytes inline (default 0)\n"
 		"      --inject-error N   testing aid: corrupt one byte of message N\n"
 		"                         (0-based) at its source, with --verify\n"
@@ -131,8 +142,8 @@ static void usage(FILE *f)
 		"                         is a perftest program; write_bw, read_bw, send_bw\n"
 		"                         only, one QP, -s -n -t -r -Q -o -p -B --crc\n"
 		"                         --markers; no -a/-D/-q/--verify/--poll/--json, no\n"
-		"                         latency tests; give both sides the same -n, -s\n"
-		"                         and -r (docs/perftest-interop.md)\n"
+		"                         latency tests, no RFC 7306 tests; give both sides\n"
+		"                         the same -n, -s and -r (docs/perftest-interop.md)\n"
 		"      --timeout SECS     bound on every wait for the peer (connection setup,\n"
 		"                         each step of a run, teardown; default 10, 0: no\n"
 		"                         bound): a peer that makes no progress for SECS\n"
@@ -142,15 +153,27 @@ static void usage(FILE *f)
 		"\n"
 		"Settings that must be equal on both sides: TEST, --crc, --markers, and\n"
 		"for write_lat --poll/-e. The server adopts the client's -s/-a, -n/-D,\n"
-		"-q, -t, -r, -Q, -o, -I, --verify unless it was given them itself, in which\n"
-		"case they must be equal too. A mismatch is refused with a message on both\n"
-		"sides (exit status 1).\n"
+		"-q, -t, -r, -Q, -o, -I, --atomic, --verify unless it was given them itself,\n"
+		"in which case they must be equal too. A mismatch is refused with a message\n"
+		"on both sides (exit status 1).\n"
 		"\n"
 		"write_lat: --poll polls the last byte of the buffer (as perftest); -e\n"
 		"follows each Write with a 0-byte Send that wakes the peer's completion\n"
 		"channel. BW in MB/sec of 2^20 bytes; latencies in microseconds, half the\n"
-		"round trip except read_lat (one Read). Peak BW: the best rate over any\n"
-		"stretch of at least 1/16 of the run.\n"
+		"round trip except read_lat (one Read) and atomic_lat (one atomic). Peak BW:\n"
+		"the best rate over any stretch of at least 1/16 of the run.\n"
+		"\n"
+		"RFC 7306 tests (both sides' QPs are created with UIW_QP_EXT_RFC7306; a\n"
+		"uiw-perf peer only): atomic_lat issues one 8-byte atomic at a time on a\n"
+		"64-bit word of the server's memory (UIW_ACCESS_REMOTE_ATOMIC), the\n"
+		"latency is the whole operation; atomic_bw keeps up to -o atomics\n"
+		"outstanding per QP, every QP on the same word, and reports operations\n"
+		"(MsgRate) and MB/sec of 8-byte operands; with --verify the client checks\n"
+		"every returned value and the server that its word holds exactly the sum\n"
+		"of the additions. write_imm_bw is write_bw with RDMA Write with Immediate:\n"
+		"each message takes one of the receives the server posts (-r), flow\n"
+		"control by credits as send_bw; --verify checks the length, the immediate\n"
+		"(the message index) and the payload.\n"
 		"\n"
 		"TCP baseline: TCP_NODELAY (as the uiwarp engine's sockets), one send() call\n"
 		"per whole message (the engine's chunking), the receiver recv()s the message\n"
@@ -255,6 +278,7 @@ enum {
 	OPT_INJECT,
 	OPT_PERFTEST,
 	OPT_TIMEOUT,
+	OPT_ATOMIC,
 };
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -285,6 +309,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"inject-error", required_argument, NULL, OPT_INJECT},
 		{"perftest", no_argument, NULL, OPT_PERFTEST},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"atomic", required_argument, NULL, OPT_ATOMIC},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -424,6 +449,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->timeout_s = d;
 			break;
 		}
+		case OPT_ATOMIC:
+			if (!strcmp(optarg, "fetch_add"))
+				o->atomic_op = A_FETCH_ADD;
+			else if (!strcmp(optarg, "cmp_swap"))
+				o->atomic_op = A_CMP_SWAP;
+			else
+				die(EXIT_USAGE, "--atomic takes fetch_add or cmp_swap, not '%s'",
+				    optarg);
+			o->given |= G_ATOMIC;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
@@ -457,6 +492,19 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (o->app)
 			die(EXIT_USAGE, "--progress app is for event mode (-e), not --poll");
 		o->poll_thread = 1;
+	}
+	if (o->perftest && tests[o->test].ext)
+		die(EXIT_USAGE,
+		    "--perftest: %s is not supported: perftest's exchange has no RFC 7306 "
+		    "tests (write_bw, read_bw and send_bw only); run it against a uiw-perf peer",
+		    tests[o->test].name);
+	if (tests[o->test].atomic) {
+		if (o->all || (o->size && o->size != PERF_ATOMIC_SIZE))
+			die(EXIT_USAGE, "%s: the operand is a 64-bit word: -s 8 only, no -a",
+			    tests[o->test].name);
+		o->size = PERF_ATOMIC_SIZE;
+	} else if (o->given & G_ATOMIC) {
+		die(EXIT_USAGE, "--atomic is for atomic_lat and atomic_bw only");
 	}
 	if (!o->size)
 		o->size = tests[o->test].lat ? 2 : 65536;
@@ -731,6 +779,7 @@ size_t hello_encode(const struct hello *h, uint8_t *buf, size_t cap)
 	w_u32(&w, h->slot_size);
 	w_u32(&w, h->recv_posted);
 	w_bytes(&w, h->version, sizeof(h->version));
+	w_u8(&w, h->atomic);
 	return w.len;
 }
 
@@ -781,6 +830,7 @@ int pd_decode(const uint8_t *buf, size_t len, struct hello *h, char *msg, size_t
 	h->recv_posted = r_u32(&r);
 	r_bytes(&r, h->version, sizeof(h->version));
 	h->version[sizeof(h->version) - 1] = 0;
+	h->atomic = r_u8(&r);
 	return r.err ? -1 : 0;
 }
 
@@ -818,12 +868,18 @@ void hello_from_opts(const struct opts *o, struct hello *h)
 	h->outs = o->outs;
 	h->inline_size = o->inline_size;
 	h->given = o->given;
+	h->atomic = (uint8_t)o->atomic_op;
 	snprintf(h->version, sizeof(h->version), "%s", uiw_version());
 }
 
 const char *onoff(int v)
 {
 	return v ? "on" : "off";
+}
+
+const char *atomic_name(int op)
+{
+	return op == A_CMP_SWAP ? "cmp_swap" : op == A_FETCH_ADD ? "fetch_add" : "?";
 }
 
 /*
@@ -880,10 +936,14 @@ int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len)
 		MISMATCH("--verify: client %s, server %s", onoff(h->verify), onoff(o->verify));
 	if ((g & G_INJECT) && h->inject != o->inject)
 		MISMATCH("--inject-error differs");
+	if ((g & G_ATOMIC) && h->atomic != o->atomic_op)
+		MISMATCH("--atomic: client %s, server %s", atomic_name(h->atomic),
+			 atomic_name(o->atomic_op));
 #undef MISMATCH
 	if (!h->qps || h->qps > PERF_MAX_QPS || !h->tx_depth || !h->rx_depth || !h->cq_mod ||
 	    !h->outs || (!h->all && (!h->size || h->size > PERF_MAX_SIZE)) || h->tx_depth > 8192 ||
-	    h->rx_depth > 8192 || h->outs > 16383) {
+	    h->rx_depth > 8192 || h->outs > 16383 || h->atomic > A_CMP_SWAP ||
+	    (tests[o->test].atomic && (h->all || h->size != PERF_ATOMIC_SIZE))) {
 		snprintf(why, len, "client settings out of range");
 		return -1;
 	}
@@ -899,6 +959,7 @@ int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len)
 	o->inline_size = h->inline_size;
 	o->verify = h->verify;
 	o->inject = h->inject;
+	o->atomic_op = h->atomic;
 	o->session = h->session;
 	return 0;
 }
@@ -1109,11 +1170,27 @@ void print_header(const struct opts *o, const struct sysfacts *s, int server)
 				      : "event (completion channel, blocking)",
 		       o->mode_given ? "" : ", the default");
 		printf(" TX depth        : %-8u     CQ moderation : %u\n", o->tx_depth, o->cq_mod);
-		if (o->test == T_SEND_BW)
+		if (o->test == T_SEND_BW || o->test == T_WRITE_IMM_BW)
 			printf(" RX depth        : %-8u     Flow control  : credits\n",
 			       o->rx_depth);
 		if (o->test == T_READ_BW || o->test == T_READ_LAT)
 			printf(" Outstand reads  : %u\n", o->outs);
+		if (t->ext)
+			printf(" Extensions      : RFC 7306 (UIW_QP_EXT_RFC7306)\n");
+		if (t->atomic) {
+			printf(" Atomic op       : %-8s     Target        : one 64-bit word of the "
+			       "server, all QPs\n",
+			       atomic_name(o->atomic_op));
+			printf(" Operand         : +0x%" PRIx64 " from 0x%" PRIx64 "%s\n",
+			       (uint64_t)PERF_ATOMIC_ADD, (uint64_t)PERF_ATOMIC_BASE,
+			       o->atomic_op == A_CMP_SWAP
+				       ? " (compare: the value the previous one stored)"
+				       : "");
+			if (o->test == T_ATOMIC_BW)
+				printf(" Outstand atomic : %-8u     (per QP: -o, at most -t; ORD = IRD = "
+				       "%u)\n",
+				       o->outs < o->tx_depth ? o->outs : o->tx_depth, o->outs);
+		}
 		printf(" MPA CRC         : %-8s     MPA markers   : %s\n", onoff(o->crc),
 		       onoff(o->markers));
 		printf(" Data verify     : %-8s     Inline size   : %u\n", onoff(o->verify),
@@ -1171,6 +1248,8 @@ static void json_common(const struct opts *o, const struct sysfacts *s, int serv
 	if (!t->tcp)
 		printf("\"crc\":\"%s\",\"markers\":\"%s\",\"tx_depth\":%u,\"engine\":\"%s\",",
 		       onoff(o->crc), onoff(o->markers), o->tx_depth, engine);
+	if (t->atomic)
+		printf("\"atomic\":\"%s\",\"outs\":%u,", atomic_name(o->atomic_op), o->outs);
 	printf("\"verify\":%s,\"tcp_cc\":\"%s\",\"mss\":%d,", o->verify ? "true" : "false", s->cc,
 	       s->mss);
 }
@@ -1350,7 +1429,8 @@ void progress_tick(struct progress *pg, const struct opts *o, uint64_t t, uint32
 /* ---- control messages -------------------------------------------------- */
 
 /* C_ALIVE: the client's heartbeat in the tests where the server is passive
- * (write_bw, read_bw, read_lat), so that a stalled client shows there too */
+ * (write_bw, read_bw, read_lat, atomic_lat, atomic_bw), so that a stalled
+ * client shows there too */
 enum ctrl_type { C_FIN = 1, C_FIN_ACK, C_CREDIT, C_ROUND, C_ROUND_ACK, C_ALIVE };
 
 /*
@@ -1487,7 +1567,14 @@ struct qpx {
 	unsigned nrepost;
 	unsigned uncredited; /* send_bw receiver: reposted, not yet reported */
 	uint64_t rx_msgs;    /* data messages received this size */
-	uint64_t verified;   /* read tests: completions checked */
+	uint64_t verified;   /* read tests: completions checked; atomic tests:
+			      * results taken */
+	/* atomic tests (client): the value each outstanding operation expects
+	 * (its compare; ring of nslots, as the result slots), the value the
+	 * next one expects, operations that succeeded (fetch_add: all), and
+	 * the first operation posted after the last cmp_swap resync */
+	uint64_t *atom_cmp;
+	uint64_t atom_next, atom_ok, atom_sync;
 	/* control */
 	int fin, fin_ack;
 	struct ctrl fin_msg, ack_msg;
@@ -1522,7 +1609,33 @@ struct perf {
 	 * a write_lat mark), and the client's next heartbeat (C_ALIVE) */
 	uint64_t t_act, next_beat;
 	unsigned beats;
+	/* atomic tests --verify (client): which k the successful operations
+	 * returned (BASE + k * ADD: each k once, a bit each), their largest,
+	 * and the operations posted on all QPs */
+	uint8_t *seen;
+	uint64_t seen_bits, seen_n, seen_max, atom_posted;
+	char check_line[320]; /* server: the counter check, printed after the row */
 };
+
+/* send_bw and write_imm_bw: each data message takes one of the server's
+ * receives, so the client sends on credits */
+static int credit_test(enum test_id t)
+{
+	return t == T_SEND_BW || t == T_WRITE_IMM_BW;
+}
+
+/* the server is passive (only the client's heartbeat shows it the client) */
+static int passive_server(enum test_id t)
+{
+	return t == T_WRITE_BW || t == T_READ_BW || t == T_READ_LAT || tests[t].atomic;
+}
+
+/* the latency is the whole operation (one Read, one atomic), not half a
+ * ping-pong's round trip */
+static int lat_whole(enum test_id t)
+{
+	return t == T_READ_LAT || t == T_ATOMIC_LAT;
+}
 
 static uint8_t *slot(struct perf *p, struct qpx *q, uint32_t i)
 {
@@ -1675,7 +1788,7 @@ static void post_ctrl(struct perf *p, struct qpx *q, struct ctrl *c)
 	ret = uiw_post_send(q->qp, &wr, NULL);
 	vcheck(ret, "uiw_post_send (control)");
 	q->ctrl_out++;
-	if (p->o.test == T_SEND_BW && !p->server) {
+	if (credit_test(p->o.test) && !p->server) {
 		if (!q->credits)
 			die(EXIT_ERR, "internal: control Send without credit");
 		q->credits--;
@@ -1719,7 +1832,7 @@ static void flush_reposts(struct perf *p, struct qpx *q)
 		vcheck(uiw_post_recv(q->qp, wr, NULL), "uiw_post_recv");
 		done += n;
 	}
-	if (p->server && p->o.test == T_SEND_BW)
+	if (p->server && credit_test(p->o.test))
 		q->uncredited += q->nrepost;
 	q->nrepost = 0;
 }
@@ -1792,6 +1905,34 @@ static void on_recv(struct perf *p, struct qpx *q, uint32_t s, const struct uiw_
 		if (p->o.poll || wc->byte_len)
 			die(EXIT_ERR, "QP %u: unexpected Send of %u bytes", q->idx, wc->byte_len);
 		break;
+	case T_WRITE_IMM_BW:
+		/* the receive a Write with Immediate took: the Write's length and
+		 * the immediate (the message index, big-endian) */
+		if (wc->opcode != UIW_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & UIW_WC_WITH_IMM))
+			die(EXIT_ERR,
+			    "QP %u: message %" PRIu64 ": a receive completed as opcode %d, flags "
+			    "0x%x, %u bytes, not a Write with Immediate",
+			    q->idx, q->rx_msgs, wc->opcode, wc->wc_flags, wc->byte_len);
+		if (wc->byte_len != p->size)
+			die(EXIT_ERR,
+			    "QP %u: message %" PRIu64 ": Write with Immediate of %u bytes, "
+			    "expected %" PRIu32,
+			    q->idx, q->rx_msgs, wc->byte_len, p->size);
+		if (p->o.verify) {
+			uint32_t want = htonl((uint32_t)q->rx_msgs);
+
+			if (wc->imm_data != want && verify_errors++ < 10)
+				fprintf(stderr,
+					"%s: VERIFY FAILED: write_imm_bw: stream %u message %" PRIu64
+					": immediate 0x%08x, expected 0x%08x\n",
+					prog, q->idx, q->rx_msgs, ntohl(wc->imm_data), ntohl(want));
+			/* the client Writes message i into our slot i % nslots and
+			 * sends message i + nslots only on the credit of a receive
+			 * we repost after this check (rq <= nslots) */
+			verify_msg("write_imm_bw", q->idx, q->rx_msgs,
+				   slot(p, q, (uint32_t)(q->rx_msgs % p->nslots)), 0, p->size);
+		}
+		break;
 	default:
 		die(EXIT_ERR, "QP %u: unexpected Send of %u bytes", q->idx, wc->byte_len);
 	}
@@ -1809,6 +1950,246 @@ static void verify_reads(struct perf *p, struct qpx *q)
 		verify_msg(tests[p->o.test].name, q->idx, i % q->rslots, slot(p, q, ls), 0,
 			   p->size);
 	}
+}
+
+/* ---- atomics (atomic_lat, atomic_bw) ----------------------------------- */
+
+/*
+ * The server's counter word starts at PERF_ATOMIC_BASE; a fetch_add adds
+ * PERF_ATOMIC_ADD, a cmp_swap compares with the value it expects and stores
+ * that plus PERF_ATOMIC_ADD.  Each QP of the client expects the word to be
+ * where its own last operation left it (atom_next): on one QP every
+ * cmp_swap succeeds; QPs racing on the word (atomic_bw -q N) make some fail,
+ * and a failure resyncs the QP to the value it returned.  Either way every
+ * value of the word is BASE + k * ADD, the successful operations return
+ * each k from 0 to their number - 1 exactly once, and the final word is
+ * BASE + successes * ADD, which --verify checks (client: the returned
+ * values; server: the word).
+ */
+
+/* the counter: the first word of the server's memory (QP 0's slot 0) */
+static uint64_t *counter_word(struct perf *p)
+{
+	return (uint64_t *)(void *)p->qx[0].data;
+}
+
+/* fill @wr and @sge for the atomic operation @i of @q */
+static void atomic_wr(struct perf *p, struct qpx *q, uint64_t i, struct uiw_send_wr *wr,
+		      struct uiw_sge *sge)
+{
+	uint32_t s = (uint32_t)(i % p->nslots);
+	uint64_t c = q->atom_next, add = PERF_ATOMIC_ADD, poison = ~0ull;
+
+	/* --inject-error: operation N adds one too many, "at its source" */
+	if (p->o.inject && p->o.inject - 1 == i)
+		add++;
+	q->atom_cmp[s] = c;
+	q->atom_next = c + PERF_ATOMIC_ADD;
+	memcpy(slot(p, q, s), &poison, 8); /* a result never written shows */
+	sge->addr = (uintptr_t)slot(p, q, s);
+	sge->length = PERF_ATOMIC_SIZE;
+	sge->lkey = p->mr->lkey;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->wr.atomic.remote_addr = q->raddr;
+	wr->wr.atomic.rkey = q->rkey;
+	if (p->o.atomic_op == A_CMP_SWAP) {
+		wr->opcode = UIW_WR_ATOMIC_CMP_AND_SWP;
+		wr->wr.atomic.compare_add = c;
+		wr->wr.atomic.swap = c + add;
+	} else {
+		wr->opcode = UIW_WR_ATOMIC_FETCH_AND_ADD;
+		wr->wr.atomic.compare_add = add;
+	}
+	p->atom_posted++;
+}
+
+static void atomic_bad(struct perf *p, struct qpx *q, uint64_t i, uint64_t r, uint64_t c,
+		       const char *why)
+{
+	if (verify_errors++ < 10)
+		fprintf(stderr,
+			"%s: VERIFY FAILED: %s: QP %u %s %" PRIu64 " returned 0x%016" PRIx64
+			" (expected 0x%016" PRIx64 "): %s\n",
+			prog, tests[p->o.test].name, q->idx, atomic_name(p->o.atomic_op), i, r, c,
+			why);
+}
+
+/* --verify: the value @r that operation @i of @q (expecting @c) returned */
+static void atomic_check(struct perf *p, struct qpx *q, uint64_t i, uint64_t r, uint64_t c, int ok)
+{
+	uint64_t k;
+
+	if (p->nq == 1 && r != c) {
+		atomic_bad(p, q, i, r, c, "the only QP: not the value the previous one left");
+		return;
+	}
+	if (r < PERF_ATOMIC_BASE || (r - PERF_ATOMIC_BASE) % PERF_ATOMIC_ADD) {
+		atomic_bad(p, q, i, r, c, "not a value the counter can take");
+		return;
+	}
+	k = (r - PERF_ATOMIC_BASE) / PERF_ATOMIC_ADD;
+	/* at most one addition per operation posted so far, this one not
+	 * counted for the value before it */
+	if (k >= p->atom_posted) {
+		atomic_bad(p, q, i, r, c, "more additions than operations posted");
+		return;
+	}
+	if (!ok)
+		return;
+	if (k >= p->seen_bits) {
+		uint64_t bits = p->seen_bits ? p->seen_bits : 1u << 16;
+		uint8_t *n;
+
+		while (bits <= k)
+			bits *= 2;
+		n = realloc(p->seen, bits / 8);
+		if (!n)
+			die(EXIT_ERR, "out of memory (--verify of atomics)");
+		memset(n + p->seen_bits / 8, 0, (bits - p->seen_bits) / 8);
+		p->seen = n;
+		p->seen_bits = bits;
+	}
+	if (p->seen[k / 8] & (1u << (k % 8))) {
+		atomic_bad(p, q, i, r, c, "a value another operation returned already");
+		return;
+	}
+	p->seen[k / 8] |= (uint8_t)(1u << (k % 8));
+	p->seen_n++;
+	if (k > p->seen_max)
+		p->seen_max = k;
+}
+
+/* the results of @q's atomics completed up to q->completed, in order */
+static void atomic_done(struct perf *p, struct qpx *q)
+{
+	for (; q->verified < q->completed; q->verified++) {
+		uint64_t i = q->verified, r, c;
+		uint32_t s = (uint32_t)(i % p->nslots);
+		int ok;
+
+		memcpy(&r, slot(p, q, s), 8);
+		c = q->atom_cmp[s];
+		ok = p->o.atomic_op != A_CMP_SWAP || r == c;
+		if (ok) {
+			q->atom_ok++;
+		} else if (i >= q->atom_sync) {
+			/* another QP moved the word: expect what we saw from
+			 * the next operation we post (those posted already
+			 * expect the old value and fail too: no resync on them) */
+			q->atom_next = r;
+			q->atom_sync = q->posted;
+		}
+		if (p->o.verify)
+			atomic_check(p, q, i, r, c, ok);
+	}
+}
+
+/* the operations of an atomic run (client), and those that succeeded */
+static void atomic_counts(struct perf *p, uint64_t *ops, uint64_t *ok)
+{
+	*ops = *ok = 0;
+	for (unsigned i = 0; i < p->nq; i++) {
+		*ops += p->qx[i].completed;
+		*ok += p->qx[i].atom_ok;
+	}
+}
+
+/* client, end of an atomic run, --verify: the successful operations
+ * returned exactly k = 0 .. successes - 1 (each once: atomic_check) */
+static void atomic_final_check(struct perf *p)
+{
+	uint64_t ops, ok;
+
+	atomic_counts(p, &ops, &ok);
+	if (p->o.verify && (p->seen_n != ok || (ok && p->seen_max != ok - 1))) {
+		if (verify_errors++ < 10)
+			fprintf(stderr,
+				"%s: VERIFY FAILED: %s: %" PRIu64 " successful operations returned "
+				"%" PRIu64 " distinct values, the largest k = %" PRIu64
+				" (expected 0 .. %" PRIu64 ")\n",
+				prog, tests[p->o.test].name, ok, p->seen_n, p->seen_max,
+				ok ? ok - 1 : 0);
+	}
+}
+
+/* client: the line after the result row */
+static void atomic_summary(struct perf *p)
+{
+	uint64_t ops, ok;
+
+	atomic_counts(p, &ops, &ok);
+	if (p->o.json) {
+		printf("{\"event\":\"atomic_results\",\"test\":\"%s\",\"role\":\"client\","
+		       "\"atomic\":\"%s\",\"operations\":%" PRIu64 ",\"succeeded\":%" PRIu64
+		       ",\"verified\":%s,\"verify_errors\":%" PRIu64 "}\n",
+		       tests[p->o.test].name, atomic_name(p->o.atomic_op), ops, ok,
+		       p->o.verify ? "true" : "false", verify_errors);
+	} else {
+		printf(" Atomic results  : %" PRIu64 " %s on %u QP%s, %" PRIu64 " succeeded%s\n",
+		       ops, atomic_name(p->o.atomic_op), p->nq, p->nq == 1 ? "" : "s", ok,
+		       !p->o.verify    ? ""
+		       : verify_errors ? "; VERIFY FAILED (standard error has the first ten)"
+		       : p->nq == 1
+			       ? "; each returned the value the one before left (verified)"
+			       : "; they returned 0 .. N-1 times the addend, each once (verified)");
+	}
+	fflush(stdout);
+}
+
+/* server, after the client's FIN on every QP: --verify: the counter holds
+ * exactly BASE + (successful operations of all QPs) * ADD */
+static void counter_check(struct perf *p)
+{
+	uint64_t ops = 0, ok = 0, want, got;
+
+	if (!tests[p->o.test].atomic || !p->o.verify || !p->nq)
+		return;
+	for (unsigned i = 0; i < p->nq; i++) {
+		ops += p->qx[i].fin_msg.a;
+		ok += p->qx[i].fin_msg.b;
+	}
+	/* fetch_add: every operation done adds; cmp_swap: the client counts
+	 * the ones that returned what they compared with */
+	if (p->o.atomic_op == A_FETCH_ADD && ok != ops && verify_errors++ < 10)
+		fprintf(stderr,
+			"%s: VERIFY FAILED: %s: the client did %" PRIu64 " fetch_add, %" PRIu64
+			" of them completed\n",
+			prog, tests[p->o.test].name, ops, ok);
+	want = PERF_ATOMIC_BASE + ok * PERF_ATOMIC_ADD;
+	got = __atomic_load_n(counter_word(p), __ATOMIC_SEQ_CST);
+	if (got != want && verify_errors++ < 10)
+		fprintf(stderr,
+			"%s: VERIFY FAILED: %s: the counter is 0x%016" PRIx64
+			", expected 0x%016" PRIx64 " = 0x%" PRIx64 " + %" PRIu64 " x 0x%" PRIx64
+			"\n",
+			prog, tests[p->o.test].name, got, want, (uint64_t)PERF_ATOMIC_BASE, ok,
+			(uint64_t)PERF_ATOMIC_ADD);
+	if (p->o.json)
+		snprintf(p->check_line, sizeof(p->check_line),
+			 "{\"event\":\"counter_check\",\"test\":\"%s\",\"role\":\"server\","
+			 "\"atomic\":\"%s\",\"operations\":%" PRIu64 ",\"succeeded\":%" PRIu64
+			 ",\"counter\":%" PRIu64 ",\"expected\":%" PRIu64 ",\"exact\":%s}\n",
+			 tests[p->o.test].name, atomic_name(p->o.atomic_op), ops, ok, got, want,
+			 got == want ? "true" : "false");
+	else
+		snprintf(p->check_line, sizeof(p->check_line),
+			 " Counter check   : 0x%016" PRIx64 " %s 0x%" PRIx64 " + %" PRIu64
+			 " x 0x%" PRIx64 ": %s (%" PRIu64 " of %" PRIu64
+			 " %s succeeded, all QPs)\n",
+			 got, got == want ? "=" : "!=", (uint64_t)PERF_ATOMIC_BASE, ok,
+			 (uint64_t)PERF_ATOMIC_ADD, got == want ? "exact" : "MISMATCH", ok, ops,
+			 atomic_name(p->o.atomic_op));
+}
+
+/* server: the counter check's line, after the result row */
+static void counter_print(struct perf *p)
+{
+	if (!p->check_line[0])
+		return;
+	fputs(p->check_line, stdout);
+	p->check_line[0] = 0;
+	fflush(stdout);
 }
 
 static void on_wc(struct perf *p, const struct uiw_wc *wc)
@@ -1845,6 +2226,8 @@ static void on_wc(struct perf *p, const struct uiw_wc *wc)
 				samples_push(&p->smp, t, p->bytes_done);
 			if (p->o.verify && (p->o.test == T_READ_BW || p->o.test == T_READ_LAT))
 				verify_reads(p, q);
+			if (tests[p->o.test].atomic)
+				atomic_done(p, q);
 		}
 		break;
 	case K_CTRL:
@@ -1867,7 +2250,8 @@ static void stall_check(struct perf *p)
 
 /*
  * The client's heartbeat where the server would otherwise see nothing for a
- * whole run (it is passive in write_bw, read_bw and read_lat): a C_ALIVE
+ * whole run (it is passive in write_bw, read_bw, read_lat and the atomic
+ * tests: passive_server()): a C_ALIVE
  * control message every second, or every quarter of our --timeout when
  * that is shorter.  Sent whatever our own bound (even --timeout 0): the
  * server's bound is its own.
@@ -1876,8 +2260,7 @@ static void heartbeat(struct perf *p)
 {
 	uint64_t t;
 
-	if (p->server ||
-	    (p->o.test != T_WRITE_BW && p->o.test != T_READ_BW && p->o.test != T_READ_LAT))
+	if (p->server || !passive_server(p->o.test))
 		return;
 	t = now_ns();
 	if (t < p->next_beat)
@@ -1909,7 +2292,7 @@ static void progress(struct perf *p, int ms)
 
 		if (q->nrepost)
 			flush_reposts(p, q);
-		if (p->server && p->o.test == T_SEND_BW &&
+		if (p->server && credit_test(p->o.test) &&
 		    q->uncredited >= (q->nrecv / 4 ? q->nrecv / 4 : 1)) {
 			struct ctrl c = {.type = C_CREDIT, .size = p->size};
 
@@ -1949,42 +2332,52 @@ static void perf_resources(struct perf *p)
 	unsigned sq, rq;
 	int cqe;
 
+	unsigned access = UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ;
+	int rx_server = credit_test(o->test) && p->server; /* the receiver of a credit test */
+
 	p->nq = o->qps;
 	p->slot_size = (max_size(o) > PERF_CTRL_LEN ? max_size(o) : PERF_CTRL_LEN);
 	p->slot_size = (p->slot_size + 63) & ~63u;
-	if (lat) {
+	if (tests[o->test].atomic) {
+		/* server: the counter word; client: a result word per
+		 * operation outstanding (atomic_bw: the window, -o at most -t) */
+		p->slot_size = PERF_ATOMIC_SIZE;
+		p->nslots = p->server || lat ? 1 : o->outs < o->tx_depth ? o->outs : o->tx_depth;
+		/* Atomic Requests may target the server's memory, nothing else */
+		access = UIW_ACCESS_LOCAL_WRITE | (p->server ? UIW_ACCESS_REMOTE_ATOMIC : 0);
+	} else if (lat) {
 		p->nslots = 2;
 	} else if (o->verify) {
 		uint64_t n = PERF_VERIFY_MEM / o->qps / p->slot_size;
-		unsigned depth = o->test == T_SEND_BW && p->server ? o->rx_depth : o->tx_depth;
+		unsigned depth = rx_server ? o->rx_depth : o->tx_depth;
 
 		p->nslots = (uint32_t)(n < 1 ? 1 : n > depth ? depth : n);
 	} else {
 		p->nslots = 1;
 	}
+	sq = o->tx_depth + PERF_CTRL_TX;
+	if (rx_server)
+		rq = o->verify ? (p->nslots < o->rx_depth ? p->nslots : o->rx_depth) : o->rx_depth;
+	else if (o->test == T_SEND_LAT)
+		rq = PERF_LAT_RX;
+	else
+		rq = PERF_CTRL_RX;
 	data_len = (size_t)p->nslots * p->slot_size;
-	per_qp = data_len + PERF_CTRL_RX * PERF_CTRL_LEN;
+	data_len = (data_len + 63) & ~(size_t)63;
+	/* control receive buffers: PERF_CTRL_RX, or one per receive where the
+	 * receives are not data slots (write_imm_bw's server: the Writes land
+	 * in the slots, the receives only complete; control Sends fill them) */
+	per_qp = data_len + (rq > PERF_CTRL_RX ? rq : PERF_CTRL_RX) * (size_t)PERF_CTRL_LEN;
 	per_qp = (per_qp + 4095) & ~(size_t)4095;
 	p->memlen = per_qp * p->nq;
 	p->mem = aligned_alloc(4096, p->memlen);
 	if (!p->mem)
 		die(EXIT_ERR, "cannot allocate %zu bytes of buffers", p->memlen);
 	memset(p->mem, 0, p->memlen);
-	vcheck(uiw_reg_mr(p->pd, p->mem, p->memlen,
-			  UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ,
-			  &p->mr),
-	       "uiw_reg_mr");
+	vcheck(uiw_reg_mr(p->pd, p->mem, p->memlen, access, &p->mr), "uiw_reg_mr");
 	p->qx = calloc(p->nq, sizeof(*p->qx));
 	if (!p->qx)
 		die(EXIT_ERR, "out of memory");
-
-	sq = o->tx_depth + PERF_CTRL_TX;
-	if (o->test == T_SEND_BW && p->server)
-		rq = o->verify ? (p->nslots < o->rx_depth ? p->nslots : o->rx_depth) : o->rx_depth;
-	else if (o->test == T_SEND_LAT)
-		rq = PERF_LAT_RX;
-	else
-		rq = PERF_CTRL_RX;
 	cqe = (int)(p->nq * (sq + rq) + 16);
 	vcheck(uiw_create_cq(p->ctx, cqe, p, p->ch, &p->cq), "uiw_create_cq");
 
@@ -1997,6 +2390,12 @@ static void perf_resources(struct perf *p)
 		q->ctrl = q->data + data_len;
 		q->nrecv = rq;
 		q->recv_data = (o->test == T_SEND_BW && p->server) || o->test == T_SEND_LAT;
+		if (tests[o->test].atomic && !p->server) {
+			q->atom_cmp = calloc(p->nslots, sizeof(*q->atom_cmp));
+			if (!q->atom_cmp)
+				die(EXIT_ERR, "out of memory");
+			q->atom_next = PERF_ATOMIC_BASE;
+		}
 		q->recv_len = q->recv_data ? p->slot_size : PERF_CTRL_LEN;
 		q->repost = calloc(rq, sizeof(*q->repost));
 		if (!q->repost)
@@ -2011,6 +2410,8 @@ static void perf_resources(struct perf *p)
 			o->inline_size > PERF_CTRL_LEN ? o->inline_size : PERF_CTRL_LEN;
 		qa.ird = (uint16_t)o->outs;
 		qa.ord = (uint16_t)o->outs;
+		/* only the RFC 7306 tests: the others stay plain RFC 5040 */
+		qa.ext = tests[o->test].ext ? UIW_QP_EXT_RFC7306 : 0;
 		vcheck(uiw_create_qp(p->pd, &qa, &q->qp), "uiw_create_qp");
 		for (unsigned s = 0; s < rq; s++)
 			q->repost[q->nrepost++] = s;
@@ -2026,13 +2427,21 @@ static void perf_resources(struct perf *p)
 			}
 		}
 	}
+	if (tests[o->test].atomic && p->server) {
+		/* the counter, 4096-aligned (8-aligned, as an atomic's target
+		 * must be), that every QP's hello names */
+		uint64_t base = PERF_ATOMIC_BASE;
+
+		memcpy(counter_word(p), &base, 8);
+	}
 }
 
 static void hello_local(struct perf *p, struct qpx *q, struct hello *h)
 {
 	hello_from_opts(&p->o, h);
 	h->qp_index = (uint16_t)q->idx;
-	h->addr = (uintptr_t)q->data;
+	/* atomic tests: every QP targets the one counter word */
+	h->addr = tests[p->o.test].atomic ? (uintptr_t)counter_word(p) : (uintptr_t)q->data;
 	h->rkey = p->mr->rkey;
 	h->nslots = p->nslots;
 	h->slot_size = p->slot_size;
@@ -2046,7 +2455,7 @@ static void hello_remote(struct perf *p, struct qpx *q, const struct hello *h)
 	q->rslots = h->nslots ? h->nslots : 1;
 	q->rslot_size = h->slot_size;
 	q->rrecv = h->recv_posted;
-	if (p->o.test == T_SEND_BW && !p->server)
+	if (credit_test(p->o.test) && !p->server)
 		q->credits = h->recv_posted;
 }
 
@@ -2064,6 +2473,7 @@ static void perf_close(struct perf *p)
 		if (q->qp)
 			vcheck(uiw_destroy_qp(q->qp), "uiw_destroy_qp");
 		free(q->repost);
+		free(q->atom_cmp);
 	}
 	if (p->lid)
 		vcheck(uiw_destroy_id(p->lid), "uiw_destroy_id");
@@ -2077,6 +2487,7 @@ static void perf_close(struct perf *p)
 	vcheck(uiw_close_context(p->ctx), "uiw_close_context");
 	free(p->mem);
 	free(p->qx);
+	free(p->seen);
 	samples_free(&p->smp);
 }
 
@@ -2126,6 +2537,15 @@ static void bw_window(struct perf *p)
 	const struct opts *o = &p->o;
 	unsigned w = o->tx_depth;
 
+	if (o->test == T_ATOMIC_BW) {
+		/* -o (the ORD) atomics outstanding, at most -t: a result word
+		 * each; signaled at least twice per window, so that posting
+		 * never waits for the whole window to drain */
+		w = p->nslots;
+		p->window = w;
+		p->cq_eff = o->cq_mod < (w + 1) / 2 ? o->cq_mod : (w + 1) / 2;
+		return;
+	}
 	if (o->verify) {
 		unsigned ls = p->nslots, rs = p->qx[0].rslots;
 
@@ -2174,7 +2594,7 @@ static void post_bw(struct perf *p, struct qpx *q)
 			break;
 		if (wverify && i >= q->round_end)
 			break;
-		if (o->test == T_SEND_BW && q->credits <= n)
+		if (credit_test(o->test) && q->credits <= n)
 			break;
 		if (o->verify) {
 			ls = (uint32_t)(i % p->nslots);
@@ -2190,13 +2610,24 @@ static void post_bw(struct perf *p, struct qpx *q)
 		if ((i + 1) % p->cq_eff == 0 || i + 1 == q->target ||
 		    (wverify && i + 1 == q->round_end))
 			wr[n].send_flags = UIW_SEND_SIGNALED;
-		if (p->size <= o->inline_size && o->test != T_READ_BW)
+		if (p->size <= o->inline_size && o->test != T_READ_BW && o->test != T_ATOMIC_BW)
 			wr[n].send_flags |= UIW_SEND_INLINE;
 		switch (o->test) {
 		case T_WRITE_BW:
 			wr[n].opcode = UIW_WR_RDMA_WRITE;
 			wr[n].wr.rdma.remote_addr = q->raddr + (uint64_t)rs * q->rslot_size;
 			wr[n].wr.rdma.rkey = q->rkey;
+			break;
+		case T_WRITE_IMM_BW:
+			/* the Write, then Immediate Data taking a receive: the
+			 * message index, big-endian (as verbs' imm_data) */
+			wr[n].opcode = UIW_WR_RDMA_WRITE_WITH_IMM;
+			wr[n].wr.rdma.remote_addr = q->raddr + (uint64_t)rs * q->rslot_size;
+			wr[n].wr.rdma.rkey = q->rkey;
+			wr[n].imm_data = htonl((uint32_t)i);
+			break;
+		case T_ATOMIC_BW:
+			atomic_wr(p, q, i, &wr[n], &sge[n]);
 			break;
 		case T_READ_BW:
 			wr[n].opcode = UIW_WR_RDMA_READ;
@@ -2208,7 +2639,7 @@ static void post_bw(struct perf *p, struct qpx *q)
 			wr[n].opcode = UIW_WR_SEND;
 			break;
 		}
-		if (o->verify && o->test != T_READ_BW) {
+		if (o->verify && o->test != T_READ_BW && o->test != T_ATOMIC_BW) {
 			pat_fill(slot(p, q, ls), pat_seed(q->idx, i), 0, p->size);
 			maybe_inject(o, i, slot(p, q, ls), p->size);
 		}
@@ -2220,7 +2651,7 @@ static void post_bw(struct perf *p, struct qpx *q)
 		return;
 	vcheck(uiw_post_send(q->qp, wr, NULL), "uiw_post_send");
 	q->posted += n;
-	if (o->test == T_SEND_BW)
+	if (credit_test(o->test))
 		q->credits -= n;
 }
 
@@ -2245,7 +2676,8 @@ static void fin_exchange(struct perf *p, struct ctrl *fin)
 		struct qpx *q = &p->qx[i];
 
 		fin->a = q->posted;
-		while (p->o.test == T_SEND_BW && !q->credits)
+		fin->b = q->atom_ok; /* atomic tests: the successful operations */
+		while (credit_test(p->o.test) && !q->credits)
 			progress(p, 1000);
 		post_ctrl(p, q, fin);
 	}
@@ -2304,6 +2736,8 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 	r.cpu_self = cpu_now() - cpu0;
 	r.cpu_peer = -1;
 	r.bytes = 0;
+	if (tests[o->test].atomic)
+		atomic_final_check(p); /* before the FIN, which carries the verdict */
 	fin.errors = verify_errors;
 	ctrl_put_bw(&fin, &r);
 	fin.res[3] = r.cpu_self;
@@ -2312,6 +2746,8 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 	if (p->qx[0].ack_msg.res[3] > 0)
 		r.cpu_peer = p->qx[0].ack_msg.res[3];
 	print_bw(o, &p->sf, 0, &r);
+	if (tests[o->test].atomic)
+		atomic_summary(p);
 }
 
 static void server_fin_ack(struct perf *p, int next_size_clear, double cpu)
@@ -2320,7 +2756,7 @@ static void server_fin_ack(struct perf *p, int next_size_clear, double cpu)
 		struct qpx *q = &p->qx[i];
 		struct ctrl ack = {.type = C_FIN_ACK, .size = p->size};
 
-		if (p->o.test == T_SEND_BW) {
+		if (credit_test(p->o.test)) {
 			ack.credits = q->uncredited;
 			q->uncredited = 0;
 		}
@@ -2353,7 +2789,7 @@ static int server_bw(struct perf *p, uint32_t size)
 	if (p->qx[0].fin_msg.size != size)
 		die(EXIT_ERR, "client ran size %" PRIu32 ", expected %" PRIu32,
 		    p->qx[0].fin_msg.size, size);
-	if (p->o.test == T_SEND_BW)
+	if (credit_test(p->o.test))
 		for (unsigned i = 0; i < p->nq; i++)
 			if (p->qx[i].rx_msgs != p->qx[i].fin_msg.a)
 				die(EXIT_ERR, "QP %u: received %" PRIu64 " messages, sent %" PRIu64,
@@ -2367,8 +2803,10 @@ static int server_bw(struct perf *p, uint32_t size)
 	r.cpu_self = cpu_now() - cpu0;
 	if (p->qx[0].fin_msg.res[3] > 0)
 		r.cpu_peer = p->qx[0].fin_msg.res[3];
+	counter_check(p); /* before the FIN_ACK, which carries the verdict */
 	server_fin_ack(p, 1, r.cpu_self);
 	print_bw(&p->o, &p->sf, 1, &r);
+	counter_print(p);
 	return last;
 }
 
@@ -2401,11 +2839,15 @@ static void lat_post(struct perf *p, struct qpx *q, uint64_t i)
 	wr[0].wr_id = WRID(K_DATA, q->idx, i);
 	wr[0].sg_list = &sge[0];
 	wr[0].num_sge = 1;
-	if (o->test == T_READ_LAT) {
-		wr[0].opcode = UIW_WR_RDMA_READ;
-		sge[0].addr = (uintptr_t)slot(p, q, 0);
-		wr[0].wr.rdma.remote_addr = q->raddr + (i % q->rslots) * q->rslot_size;
-		wr[0].wr.rdma.rkey = q->rkey;
+	if (o->test == T_READ_LAT || o->test == T_ATOMIC_LAT) {
+		if (o->test == T_ATOMIC_LAT) {
+			atomic_wr(p, q, i, &wr[0], &sge[0]);
+		} else {
+			wr[0].opcode = UIW_WR_RDMA_READ;
+			sge[0].addr = (uintptr_t)slot(p, q, 0);
+			wr[0].wr.rdma.remote_addr = q->raddr + (i % q->rslots) * q->rslot_size;
+			wr[0].wr.rdma.rkey = q->rkey;
+		}
 		wr[0].send_flags = UIW_SEND_SIGNALED;
 		vcheck(uiw_post_send(q->qp, wr, NULL), "uiw_post_send");
 		q->posted = i + 1;
@@ -2448,7 +2890,7 @@ static int lat_wait(struct perf *p, struct qpx *q, uint64_t i)
 	unsigned stream = p->server ? q->idx : q->idx | STREAM_REPLY;
 
 	for (;;) {
-		if (o->test == T_READ_LAT) {
+		if (o->test == T_READ_LAT || o->test == T_ATOMIC_LAT) {
 			if (q->completed > i)
 				return 1;
 		} else if (o->test == T_WRITE_LAT && o->poll) {
@@ -2507,14 +2949,18 @@ static void client_lat(struct perf *p, uint32_t size, int last)
 		if (!lat_wait(p, q, i))
 			die(EXIT_ERR, "server ended the run early");
 		b = now_ns();
-		samples_push(&p->smp, b, o->test == T_READ_LAT ? b - a : (b - a) / 2);
+		samples_push(&p->smp, b, lat_whole(o->test) ? b - a : (b - a) / 2);
 		progress_tick(&pg, o, b, size, i + 1);
 	}
 	lat_compute(p->smp.v, p->smp.n, size, &r);
+	if (tests[o->test].atomic)
+		atomic_final_check(p);
 	fin.errors = verify_errors;
 	ctrl_put_lat(&fin, &r);
 	fin_exchange(p, &fin);
 	print_lat(o, &p->sf, 0, &r);
+	if (tests[o->test].atomic)
+		atomic_summary(p);
 }
 
 static int server_lat(struct perf *p, uint32_t size)
@@ -2527,7 +2973,7 @@ static int server_lat(struct perf *p, uint32_t size)
 	size_reset(p, size);
 	p->cq_eff =
 		o->cq_mod < o->tx_depth / 2 ? o->cq_mod : (o->tx_depth / 2 ? o->tx_depth / 2 : 1);
-	if (o->test != T_READ_LAT) {
+	if (!passive_server(o->test)) {
 		for (uint64_t i = 0;; i++) {
 			if (!lat_wait(p, q, i))
 				break;
@@ -2544,8 +2990,10 @@ static int server_lat(struct perf *p, uint32_t size)
 	/* write_lat: no stale mark of this size may match the next one */
 	if (o->test == T_WRITE_LAT)
 		memset(slot(p, q, 0), 0, p->slot_size);
+	counter_check(p);
 	server_fin_ack(p, 1, 0);
 	print_lat(o, &p->sf, 1, &r);
+	counter_print(p);
 	return last;
 }
 

@@ -31,6 +31,13 @@
 #define PERF_PD_MAGIC	 "UIWPERF\001"
 #define PERF_CTRL_MAGIC	 0x55504331u /* "UPC1" */
 #define PERF_FRAME_MAGIC 0x55505446u /* "UPTF" */
+/* the atomic tests (RFC 7306): the server's counter word starts at
+ * PERF_ATOMIC_BASE (just below 2^32, so that every run carries out of the
+ * low 32 bits) and every fetch_add, or successful cmp_swap, adds
+ * PERF_ATOMIC_ADD; so every value the word takes is BASE + k * ADD */
+#define PERF_ATOMIC_BASE 0xffffff00ull
+#define PERF_ATOMIC_ADD	 0x10001ull
+#define PERF_ATOMIC_SIZE 8 /* the operand: a 64-bit word */
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -50,6 +57,9 @@ enum test_id {
 	T_SEND_LAT,
 	T_TCP_BW,
 	T_TCP_LAT,
+	T_ATOMIC_LAT,	/* RFC 7306 */
+	T_ATOMIC_BW,	/* RFC 7306 */
+	T_WRITE_IMM_BW, /* RFC 7306 */
 	T_COUNT
 };
 
@@ -58,6 +68,8 @@ struct test_info {
 	const char *title;
 	int lat; /* latency (ping-pong) test */
 	int tcp; /* raw TCP baseline */
+	int ext; /* RFC 7306 extensions: the QPs are created with UIW_QP_EXT_RFC7306 */
+	int atomic; /* remote atomics on the server's counter word (size 8) */
 };
 
 extern const struct test_info tests[T_COUNT];
@@ -78,7 +90,11 @@ enum {
 	G_INLINE = 1u << 9,
 	G_VERIFY = 1u << 10,
 	G_INJECT = 1u << 11,
+	G_ATOMIC = 1u << 12,
 };
+
+/* --atomic: the operation of atomic_lat and atomic_bw */
+enum atomic_op { A_FETCH_ADD = 0, A_CMP_SWAP = 1 };
 
 struct opts {
 	enum test_id test;
@@ -101,6 +117,7 @@ struct opts {
 	int json;
 	unsigned tx_depth, rx_depth, cq_mod, outs, inline_size;
 	uint64_t inject; /* 0: none, else 1 + the message index to corrupt */
+	int atomic_op;	 /* --atomic: enum atomic_op */
 	const char *server;
 	const char *bind;
 	unsigned given;
@@ -158,6 +175,7 @@ struct hello {
 	uint64_t addr;
 	uint32_t rkey, nslots, slot_size, recv_posted;
 	char version[16];
+	uint8_t atomic; /* --atomic (enum atomic_op) */
 };
 
 /* a growable array of (time, value) pairs */
@@ -207,6 +225,7 @@ int pd_decode(const uint8_t *buf, size_t len, struct hello *h, char *msg, size_t
 void hello_from_opts(const struct opts *o, struct hello *h);
 int settings_merge(struct opts *o, const struct hello *h, char *why, size_t len);
 const char *onoff(int v);
+const char *atomic_name(int op);
 
 const char *resolve_error(const char *host);
 void sysfacts_get(struct sysfacts *s, const struct opts *o);

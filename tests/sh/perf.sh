@@ -3,7 +3,8 @@
 #
 # uiw-perf smoke test (make check): every test name with --verify and a small
 # -n in event and poll mode, tcp_bw/tcp_lat, -q, -a, -D, --json output that
-# parses, a settings mismatch and a detected corruption (--inject-error).
+# parses, a settings mismatch and a detected corruption (--inject-error); the
+# RFC 7306 tests (atomic_lat, atomic_bw, write_imm_bw) with their checks.
 # Environment: UIW_BIN (directory of uiw-perf), UIW_SAN (non-empty under
 # sanitizers: smaller counts).  Exit 0 pass, 77 skip, else fail.
 
@@ -126,6 +127,38 @@ ok "send_lat" "send_lat -a -n 3 --verify"
 ok "read_bw --crc off --markers on" "read_bw --crc off --markers on --verify -n $N -s 10000"
 ok "write_bw" "write_bw -D 0.5"
 
+# RFC 7306: atomics on the server's one counter word and Write with Immediate.
+# atomic_lat: one QP, so every operation (cmp_swap too) must succeed and
+# return the value the one before left; the server's word must hold exactly
+# the sum of the additions
+for a in fetch_add cmp_swap; do
+	ok "atomic_lat --verify" "atomic_lat --verify --atomic $a -n $N" || continue
+	grep -q "Atomic results  : $N $a on 1 QP, $N succeeded; each returned .*(verified)" \
+		"$TMP/last.cli" || fail "atomic_lat $a: no verified results line"
+	grep -q "Counter check   : .*: exact ($N of $N $a succeeded" "$TMP/last.srv" ||
+		fail "atomic_lat $a: the server's counter is not exact"
+done
+# atomic_bw: two QPs racing on one word; fetch_add: the counter is exactly
+# 2N additions, the returned values 0 .. 2N-1 times the addend, each once;
+# cmp_swap: some fail (the other QP moved the word), the successes add up
+ok "atomic_bw --verify" "atomic_bw -q 2 --verify -n $N" && {
+	grep -q "Counter check   : .*: exact ($((2 * N)) of $((2 * N)) fetch_add succeeded" \
+		"$TMP/last.srv" || fail "atomic_bw -q 2: the server's counter is not exact"
+	grep -q "Atomic results  : $((2 * N)) fetch_add on 2 QPs, .*each once (verified)" \
+		"$TMP/last.cli" || fail "atomic_bw -q 2: no verified results line"
+}
+ok "atomic_bw --poll --verify" "atomic_bw --poll -q 2 --verify --atomic cmp_swap -n $N -o 4" &&
+	{ grep -q "Counter check   : .*: exact ([0-9]* of $((2 * N)) cmp_swap succeeded" \
+		"$TMP/last.srv" || fail "atomic_bw cmp_swap -q 2: the server's counter is not exact"; }
+ok "atomic_bw --json" "atomic_bw --json -n $N" &&
+	{ grep -q '"event":"atomic_results".*"operations":'"$N" "$TMP/last.cli" ||
+		fail "atomic_bw --json: no atomic_results object"; }
+# write_imm_bw: length, immediate and payload checked by the server, at a
+# size that is not a multiple of the segment size too, and on few receives
+ok "write_imm_bw --verify" "write_imm_bw --verify -n $N -s 4096"
+ok "write_imm_bw --verify" "write_imm_bw --verify -n $N -s 70000"
+ok "write_imm_bw --poll --verify" "write_imm_bw --poll --verify -q 2 -n $N -s 1000 -r 8"
+
 # --json: one parsable object per result line, also for TCP and the server
 if command -v python3 >/dev/null 2>&1; then
 	for t in write_bw send_lat tcp_bw tcp_lat; do
@@ -165,9 +198,16 @@ pair "send_lat" "write_lat -n 10"
 if [ "$CRC" != 1 ] || ! grep -q 'settings differ: test' "$TMP/last.cli.err"; then
 	fail "test-name mismatch not reported (client exit $CRC, server exit $SRC)"
 fi
+pair "atomic_lat --atomic cmp_swap" "atomic_lat -n 10 --atomic fetch_add"
+if [ "$CRC" != 1 ] || [ "$SRC" != 1 ] || ! grep -q 'settings differ: --atomic' "$TMP/last.cli.err"
+then
+	fail "--atomic mismatch not reported (client exit $CRC, server exit $SRC)"
+fi
 
-# --verify catches a corrupted payload (exit status 3 on both sides)
-for t in send_bw write_bw read_bw tcp_bw; do
+# --verify catches a corrupted payload (exit status 3 on both sides); the
+# atomic tests: operation 5 adds one too many (both sides find it: the
+# values returned after it, the server's counter)
+for t in send_bw write_bw read_bw tcp_bw write_imm_bw atomic_bw atomic_lat; do
 	pair "$t --verify" "$t --verify -n 20 --inject-error 5"
 	if [ "$CRC" != 3 ] || [ "$SRC" != 3 ] || ! grep -q 'VERIFY FAILED' "$TMP/last.cli.err" ||
 		! grep -q 'VERIFY FAILED' "$TMP/last.srv.err"; then
@@ -221,6 +261,16 @@ done
 "$PERF" nosuch_test >/dev/null 2>&1
 [ $? = 2 ] || fail "unknown test: exit status not 2"
 "$PERF" --help | grep -q -- '--inject-error' || fail "--help incomplete"
+for w in atomic_lat atomic_bw write_imm_bw '--atomic fetch_add|cmp_swap'; do
+	"$PERF" --help | grep -q -- "$w" || fail "--help does not mention $w"
+done
+"$PERF" atomic_bw --perftest 127.0.0.1 >/dev/null 2>"$TMP/usage.err"
+[ $? = 2 ] && grep -q 'perftest.*not supported' "$TMP/usage.err" ||
+	fail "--perftest atomic_bw: not refused clearly with exit status 2"
+"$PERF" atomic_lat -s 16 127.0.0.1 >/dev/null 2>&1
+[ $? = 2 ] || fail "atomic_lat -s 16: exit status not 2"
+"$PERF" write_bw --atomic cmp_swap 127.0.0.1 >/dev/null 2>&1
+[ $? = 2 ] || fail "write_bw --atomic: exit status not 2"
 
 if [ $FAIL = 0 ]; then
 	echo "uiw-perf: $NRUN runs passed"
