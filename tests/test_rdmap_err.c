@@ -608,12 +608,19 @@ static size_t b_rv3_rreq(struct victim *v, uint8_t *s)
 
 /* Opcode / model mismatches (table 2.7: 0/2/0x06) */
 
+/* A valid-looking tagged segment (a Write of @len octets into the target)
+ * carrying RDMAP opcode @op instead. */
+static size_t tagged_as(struct victim *v, uint8_t *s, unsigned op, size_t len)
+{
+	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), len);
+
+	s[1] = rd_ctrl(1, op);
+	return n;
+}
+
 static size_t b_send_tagged(struct victim *v, uint8_t *s)
 {
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 16);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_SEND);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_SEND, 16);
 }
 
 static size_t b_write_untagged(struct victim *v, uint8_t *s)
@@ -630,18 +637,12 @@ static size_t b_rresp_untagged(struct victim *v, uint8_t *s)
 
 static size_t b_rreq_tagged(struct victim *v, uint8_t *s)
 {
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 28);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_READ_REQ);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_READ_REQ, 28);
 }
 
 static size_t b_term_tagged(struct victim *v, uint8_t *s)
 {
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 4);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_TERMINATE);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_TERMINATE, 4);
 }
 
 /* Untagged buffer errors (RFC 5041 §7.1, §7.2) */
@@ -787,10 +788,7 @@ static size_t b_sinv_unknown(struct victim *v, uint8_t *s)
 
 static size_t b_rresp_unsolicited(struct victim *v, uint8_t *s)
 {
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 16);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_READ_RESP);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_READ_RESP, 16);
 }
 
 static size_t b_rresp_unsolicited_zero(struct victim *v, uint8_t *s)
@@ -1047,18 +1045,12 @@ static size_t b_imm_plain(struct victim *v, uint8_t *s)
 static size_t b_at_tagged(struct victim *v, uint8_t *s)
 {
 	/* §5.2.1 rule 1: an Atomic Request references an untagged buffer */
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 52);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_ATOMIC_REQ);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_ATOMIC_REQ, 52);
 }
 
 static size_t b_imm_tagged(struct victim *v, uint8_t *s)
 {
-	size_t n = mk_write(s, v->tgt_mr->stag, va(v->tgt), 8);
-
-	s[1] = rd_ctrl(1, RDMAP_OP_IMM_SE);
-	return n;
+	return tagged_as(v, s, RDMAP_OP_IMM_SE, 8);
 }
 
 static size_t b_qn3_ext(struct victim *v, uint8_t *s)
