@@ -459,6 +459,70 @@ START_TEST(requester_octets)
 }
 END_TEST
 
+/*
+ * Every split point: the requester's stream of a Write with Immediate, an
+ * Immediate Data alone and a FetchAdd (with CRCs, then without) is fed to a
+ * fresh responder in two pieces cut at every octet, through both receive
+ * paths; each time the data lands, both receives complete with their
+ * immediates, the word is added to once, and the Atomic Response that
+ * comes back completes the FetchAdd with the value before.
+ */
+START_TEST(every_split_point)
+{
+	const struct ext_cfg *c = &cfgs[_i % 2]; /* no CRC; CRC */
+	uint8_t wire[4096];
+	size_t n = 0;
+	int lend;
+
+	for (size_t cut = 1;; cut++) {
+		struct ext e;
+		struct rdmap_send_wr wr = {0};
+
+		ext_setup(&e, c, RDMAP_EXT_RFC7306, tu_seed());
+		lend = (int)(cut & 1);
+		post_recvs(&e, 2, 64);
+		wr.wr_id = 1;
+		wr.opcode = RDMAP_WR_WRITE_IMM;
+		wr.flags = RDMAP_WR_SIGNALED;
+		wr.num_sge = 1;
+		wr.sge[0] = (struct rdmap_sge){va(e.a_buf), 100, e.a_buf_mr->stag};
+		wr.rkey = e.b_buf_mr->stag;
+		wr.remote_addr = va(e.b_buf);
+		wr.imm_data = htonl(0x11110001);
+		ck_assert_int_eq(rdmap_post_send(&e.p.a.qp, &wr), 0);
+		wr = (struct rdmap_send_wr){0};
+		wr.wr_id = 2;
+		wr.opcode = RDMAP_WR_SEND_IMM;
+		wr.flags = RDMAP_WR_SIGNALED;
+		wr.imm_data = htonl(0x11110002);
+		ck_assert_int_eq(rdmap_post_send(&e.p.a.qp, &wr), 0);
+		e.b_words[1] = 1000;
+		ck_assert_int_eq(post_atomic(&e, 3, RDMAP_WR_ATOMIC_FADD, 1, 0, 7, 0), 0);
+		n = rp_capture(&e.p, &e.p.a, wire, sizeof(wire));
+		ck_assert_uint_gt(n, cut);
+		e.p.lend = lend;
+		ck_assert_int_eq(rp_inject(&e.p, &e.p.b, wire, cut), (ssize_t)cut);
+		ck_assert_int_eq(rp_inject(&e.p, &e.p.b, wire + cut, n - cut), (ssize_t)(n - cut));
+		rp_pump(&e.p);
+		ck_assert_int_eq(e.p.b.nrwc, 2);
+		ck_assert_int_eq(e.p.b.rwc[0].opcode, RDMAP_WC_RECV_RDMA_WITH_IMM);
+		ck_assert_uint_eq(e.p.b.rwc[0].byte_len, 100);
+		ck_assert_uint_eq(ntohl(e.p.b.rwc[0].imm_data), 0x11110001);
+		ck_assert_int_eq(e.p.b.rwc[1].opcode, RDMAP_WC_RECV);
+		ck_assert_uint_eq(ntohl(e.p.b.rwc[1].imm_data), 0x11110002);
+		ck_assert_mem_eq(e.b_buf, e.a_buf, 100);
+		ck_assert_uint_eq(e.b_words[1], 1007);
+		ck_assert_int_eq(e.p.a.nswc, 3);
+		check_swc(&e.p.a, 2, 3, RDMAP_WC_FETCH_ADD, 8);
+		ck_assert_uint_eq(e.a_res[0], 1000);
+		ck_assert_int_eq(e.p.b.qp.state, RDMAP_QPS_RTS);
+		ext_teardown(&e);
+		if (cut + 1 == n)
+			break;
+	}
+}
+END_TEST
+
 /* RFC 7306 §5.1.1's FetchAdd pseudo-code, bit by bit as the RFC writes it. */
 static uint64_t ref_masked_add(uint64_t o, uint64_t a, uint64_t mask)
 {
@@ -608,6 +672,7 @@ Suite *rdmap_ext_suite(void)
 	tcase_add_loop_test(tc, immediates, 0, NCFG);
 	tcase_add_test(tc, post_refusals);
 	tcase_add_test(tc, requester_octets);
+	tcase_add_loop_test(tc, every_split_point, 0, 2);
 	tcase_add_test(tc, masked_arithmetic);
 	tcase_add_test(tc, atomic_vs_cpu);
 	tcase_add_test(tc, atomic_result_deregistered);
