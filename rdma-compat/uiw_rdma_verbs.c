@@ -1356,17 +1356,23 @@ static void x_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
 		w->invalidate_rkey = rkey;
 }
 
+/* a WR of RFC 7306's @op in the chain, or NULL with wr_complete() to fail
+ * with @off_err when RFC 7306 is off */
+static struct uiw_send_wr *x_new_rfc7306(struct ibv_qp_ex *q, enum uiw_wr_opcode op, int off_err)
+{
+	if (!uiw_rdma_rfc7306()) {
+		say_rfc7306_off();
+		x_fail(q, off_err);
+		return NULL;
+	}
+	return x_new(q, op);
+}
+
 static void x_atomic(struct ibv_qp_ex *q, enum uiw_wr_opcode op, uint32_t rkey, uint64_t addr, uint64_t c,
 		     uint64_t s)
 {
-	struct uiw_send_wr *w;
+	struct uiw_send_wr *w = x_new_rfc7306(q, op, EOPNOTSUPP);
 
-	if (!uiw_rdma_rfc7306()) {
-		say_rfc7306_off();
-		x_fail(q, EOPNOTSUPP);
-		return;
-	}
-	w = x_new(q, op);
 	if (w) {
 		w->wr.atomic.rkey = rkey;
 		w->wr.atomic.remote_addr = addr;
@@ -1403,14 +1409,8 @@ static void x_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
 
 static void x_write_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	struct uiw_send_wr *w;
+	struct uiw_send_wr *w = x_new_rfc7306(q, UIW_WR_RDMA_WRITE_WITH_IMM, EINVAL);
 
-	if (!uiw_rdma_rfc7306()) {
-		say_rfc7306_off();
-		x_fail(q, EINVAL);
-		return;
-	}
-	w = x_new(q, UIW_WR_RDMA_WRITE_WITH_IMM);
 	if (w) {
 		w->wr.rdma.rkey = rkey;
 		w->wr.rdma.remote_addr = addr;
@@ -1420,14 +1420,8 @@ static void x_write_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be3
 
 static void x_send_imm(struct ibv_qp_ex *q, __be32 imm)
 {
-	struct uiw_send_wr *w;
+	struct uiw_send_wr *w = x_new_rfc7306(q, UIW_WR_SEND_WITH_IMM, EINVAL);
 
-	if (!uiw_rdma_rfc7306()) {
-		say_rfc7306_off();
-		x_fail(q, EINVAL);
-		return;
-	}
-	w = x_new(q, UIW_WR_SEND_WITH_IMM);
 	if (w)
 		w->imm_data = imm;
 }

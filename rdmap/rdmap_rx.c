@@ -451,6 +451,16 @@ static int rx_read_request(struct rdmap_qp *qp, const uint8_t *raw, size_t hl, s
 	return 0;
 }
 
+/* The oldest outstanding Read or atomic @w has its answer: it leaves the
+ * ORQ and completes in posting order (RFC 5040 §5.5). */
+static void orq_done(struct rdmap_qp *qp, struct rdmap_swqe *w)
+{
+	w->state = SWQE_DONE;
+	qp->orq_head++;
+	qp->orq_count--;
+	rdmap_sq_complete_ready(qp);
+}
+
 static int deliver_read_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8_t op, size_t len,
 			     size_t ulpdu_len, unsigned flags)
 {
@@ -473,11 +483,8 @@ static int deliver_read_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uint8
 		if (qp->rx_rresp_placed != w->total)
 			return rdmap_rx_fail(qp, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS,
 					     qp->rx_hdr_raw, qp->rx_hdr_len, ulpdu_len);
-		w->state = SWQE_DONE;
-		qp->orq_head++;
-		qp->orq_count--;
 		qp->rx_rresp_placed = 0;
-		rdmap_sq_complete_ready(qp);
+		orq_done(qp, w);
 		rdmap_qp_progress(qp); /* ORD or fence may have held work */
 	}
 	return 0;
@@ -779,10 +786,7 @@ static int deliver_atomic_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uin
 	if (ddp_stag_check(qp->mem, sge->lkey, qp->pd, DDP_ACC_LOCAL_WRITE, sge->addr, 8, NULL) !=
 	    DDP_STAG_OK) {
 		w->status = RDMAP_WC_LOC_PROT_ERR;
-		w->state = SWQE_DONE;
-		qp->orq_head++;
-		qp->orq_count--;
-		rdmap_sq_complete_ready(qp);
+		orq_done(qp, w);
 		return rdmap_rx_fail(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
 				     RDMAP_ECODE_CATA_LOCAL, qp->rx_hdr_raw, qp->rx_hdr_len,
 				     ulpdu_len);
@@ -791,10 +795,7 @@ static int deliver_atomic_resp(struct rdmap_qp *qp, const struct ddp_hdr *h, uin
 	w->byte_len = 8;
 	/* §5.4 rule 7: the atomic completes once its response is delivered,
 	 * and (RFC 5040 §5.5) in posting order */
-	w->state = SWQE_DONE;
-	qp->orq_head++;
-	qp->orq_count--;
-	rdmap_sq_complete_ready(qp);
+	orq_done(qp, w);
 	rdmap_qp_progress(qp); /* ORD or a fence may have held work */
 	return 0;
 }

@@ -322,7 +322,7 @@ static int tx_segment(struct rdmap_qp *qp)
 				h.ulp_word = wr->inv_stag;
 			break;
 		}
-		if (seg && !wr_is_atomic(wr->opcode)) {
+		if (seg) {
 			/* the SGEs were checked when posted; a region may have
 			 * been deregistered or invalidated since (the WR then
 			 * fails with a local protection error) */
@@ -342,11 +342,8 @@ static int tx_segment(struct rdmap_qp *qp)
 		}
 	}
 	last = (m->sent + seg == m->total);
-	if (m->kind == TXK_SQ && wr_uses_ord(m->wqe->wr.opcode)) {
+	if (m->kind == TXK_SQ && wr_uses_ord(m->wqe->wr.opcode))
 		last = 1; /* a Read or Atomic Request is one segment */
-		seg = 0;
-		niov = 0;
-	}
 	h.last = last;
 	hl = ddp_hdr_encode(hdr, &h);
 	if (m->kind == TXK_SQ && wr_is_atomic(m->wqe->wr.opcode)) {
