@@ -22,7 +22,8 @@
 # (peer/cells.sh); -l
 # lists them.  When the VM cannot be built or booted (no qemu, packages that
 # cannot be installed, ...) every case is SKIP with the reason, never PASS.
-# Exit status: 1 when any case FAILED, else 0.
+# Exit status: 1 when any case FAILED, or, with UIW_REQUIRE_ALL=1 (set by
+# .ci/run), when any case skipped or fewer cases ran than ALL_CASES; else 0.
 #
 # Environment: UIW_BIN (uiwarp tools, default build/bin), UIW_TESTBIN (test
 # programs, default build/tests), UIW_VM_DIR (default build-vm),
@@ -218,7 +219,19 @@ main() {
 		fi
 	done
 	echo "conformance: $n_pass passed, $n_fail failed, $n_skip skipped"
-	[ "$n_fail" = 0 ]
+	[ "$n_fail" = 0 ] || return 1
+	# CI must not pass by skipping: with UIW_REQUIRE_ALL=1 (.ci/run) every
+	# case exists in the run and ran
+	if [ "${UIW_REQUIRE_ALL:-0}" = 1 ]; then
+		if [ "$n_skip" != 0 ]; then
+			echo "conformance: FAILED: $n_skip case(s) skipped, and UIW_REQUIRE_ALL=1 requires every case to run" >&2
+			return 1
+		fi
+		if [ "$((n_pass + n_fail))" != "${#ALL_CASES[@]}" ]; then
+			echo "conformance: FAILED: $((n_pass + n_fail)) of ${#ALL_CASES[@]} cases ran, and UIW_REQUIRE_ALL=1 requires all" >&2
+			return 1
+		fi
+	fi
 }
 
 # run_vm CASE... -- GUESTPORT...: boot once, run the cases, fill RESULT

@@ -27,8 +27,11 @@
 #
 # Kernel choice: linux-image-6.1.0-56-amd64 6.1.192-2 (the version
 # the project's siw VM notes were verified with) when the registry or the
-# machine has it; otherwise the candidate of linux-image-amd64's dependency,
-# with the headers, kbuild and source packages required at the same version.
+# machine has it; otherwise the candidate of linux-image-amd64's dependency.
+# The headers must be at the image's version; kbuild and source at the same
+# upstream release, the image's Debian revision or a later one (the archive
+# keeps only the newest: see kernel_plan).  The versions used are printed
+# ("siw built with: ...").
 # UIW_VM_KABI / UIW_VM_KVER override the pin.
 #
 # Exit status: 0 built or cached; 2 the environment cannot do it (not root
@@ -97,31 +100,89 @@ apt_update_once() {
 # the kernel series of an ABI name: 6.1.0-56-amd64 -> 6.1
 series_of() { echo "$1" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p'; }
 
-kernel_pkgs() { # ABI VER -> the host packages that must be at VER
+# The guest kernel is linux-image-ABI at VER.  Building siw needs, on the
+# host, linux-headers-ABI at exactly VER (its -common package is pinned to it
+# by the archive), and linux-kbuild-SERIES and linux-source-SERIES of the same
+# upstream release (6.1.192): the archive moves those on by Debian revision
+# (6.1.192-2 -> 6.1.192-3) and drops the old ones, and the headers only ask
+# for kbuild >= VER.  So each of those two is taken at VER where the
+# registry still has it, else at the newest revision of the same upstream
+# release that is not older than VER; extract_siw checks the source's own
+# Makefile against the image, and build_siw checks siw.ko's vermagic.
+kernel_exact_pkgs() { echo "linux-headers-$1"; } # ABI
+kernel_rel_pkgs() {                              # ABI: same upstream release
 	local s
 	s=$(series_of "$1")
-	echo "linux-headers-$1 linux-kbuild-$s linux-source-$s"
+	echo "linux-kbuild-$s linux-source-$s"
 }
 
-# everything for (ABI, VER) is already here: the host packages at VER and the
-# image .deb downloaded
+# upstream VER: 6.1.192-2 -> 6.1.192
+upstream_of() { echo "${1%%-*}"; }
+
+# rel_ok PKG VER V: V (a version of PKG) may stand in for VER
+rel_ok() {
+	[ "$(upstream_of "$3")" = "$(upstream_of "$2")" ] && dpkg --compare-versions "$3" ge "$2"
+}
+
+# rel_version PKG VER: the version of PKG to use with kernel VER (installed
+# if it qualifies, else VER from the registry, else the newest qualifying
+# registry version); nothing when none qualifies
+rel_version() {
+	local iv v
+	iv=$(installed_version "$1")
+	if [ -n "$iv" ] && rel_ok "$1" "$2" "$iv"; then
+		echo "$iv"
+		return 0
+	fi
+	if available "$1" "$2"; then
+		echo "$2"
+		return 0
+	fi
+	for v in $(apt-cache madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}' |
+		sort -r -V); do
+		if rel_ok "$1" "$2" "$v"; then
+			echo "$v"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# kernel_plan ABI VER: "PKG=VERSION" for every host package the siw build
+# needs, or fails naming the package that has no usable version
+kernel_plan() {
+	local p v
+	for p in $(kernel_exact_pkgs "$1"); do
+		available "$p" "$2" || { echo "$p: no version $2" >&2; return 1; }
+		echo "$p=$2"
+	done
+	for p in $(kernel_rel_pkgs "$1"); do
+		v=$(rel_version "$p" "$2") ||
+			{ echo "$p: no version of upstream $(upstream_of "$2") at or above $2" >&2; return 1; }
+		echo "$p=$v"
+	done
+}
+
+# everything for (ABI, VER) is already here: the host packages installed at
+# usable versions and the image .deb downloaded
 kernel_local() {
-	local p
-	for p in $(kernel_pkgs "$1" "$2"); do
+	local p iv
+	for p in $(kernel_exact_pkgs "$1"); do
 		[ "$(installed_version "$p")" = "$2" ] || return 1
+	done
+	for p in $(kernel_rel_pkgs "$1"); do
+		iv=$(installed_version "$p")
+		[ -n "$iv" ] && rel_ok "$p" "$2" "$iv" || return 1
 	done
 	[ -f "$B/debs/linux-image-$1_$2.deb" ]
 }
 
 kernel_in_registry() {
-	local p
-	for p in "linux-image-$1" $(kernel_pkgs "$1" "$2"); do
-		available "$p" "$2" || return 1
-	done
+	available "linux-image-$1" "$2" && kernel_plan "$1" "$2" >/dev/null
 }
 
 choose_kernel() {
-	local abi ver p
+	local abi ver why
 	# 1. what the last run chose, or the pin, when nothing needs the registry
 	if [ -f "$B/kernel.choice" ]; then
 		read -r abi ver <"$B/kernel.choice"
@@ -135,21 +196,21 @@ choose_kernel() {
 		return 0
 	fi
 	apt_update_once
-	# 2. the pin, when the registry has all four packages at that version
+	# 2. the pin, when the registry has the image and usable build packages
 	if kernel_in_registry "$PIN_ABI" "$PIN_VER"; then
 		KABI=$PIN_ABI KVER=$PIN_VER
 		return 0
 	fi
+	say "pinned kernel $PIN_ABI $PIN_VER not usable: $(kernel_plan "$PIN_ABI" "$PIN_VER" 2>&1 >/dev/null |
+		tr '\n' ' ')"
 	# 3. the candidate
 	abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -n1)
 	[ -n "$abi" ] || cannot "no linux-image-amd64 candidate in the registry"
 	ver=$(candidate "linux-image-$abi")
-	say "pinned kernel $PIN_ABI $PIN_VER not available; candidate: $abi $ver"
-	for p in $(kernel_pkgs "$abi" "$ver"); do
-		[ "$(candidate "$p")" = "$ver" ] ||
-			cannot "$p candidate is '$(candidate "$p")', not $ver (image, headers and source disagree)"
-	done
+	say "candidate: $abi $ver"
+	why=$(kernel_plan "$abi" "$ver" 2>&1 >/dev/null) ||
+		cannot "kernel $abi $ver: $why (image, headers and source disagree)"
 	KABI=$abi KVER=$ver
 }
 
@@ -176,8 +237,10 @@ install_host_packages() {
 			want+=("$p")
 		fi
 	done
-	for kp in $(kernel_pkgs "$KABI" "$KVER"); do
-		[ "$(installed_version "$kp")" = "$KVER" ] || want+=("$kp=$KVER")
+	local plan
+	plan=$(kernel_plan "$KABI" "$KVER") || cannot "kernel $KABI $KVER: no usable build packages"
+	for kp in $plan; do
+		[ "$(installed_version "${kp%%=*}")" = "${kp#*=}" ] || want+=("$kp")
 	done
 	if [ "${#want[@]}" = 0 ]; then
 		cached "host packages (all installed)"
@@ -186,7 +249,7 @@ install_host_packages() {
 	[ "$(id -u)" = 0 ] || cannot "not root: cannot install ${want[*]}"
 	apt_update_once
 	say "apt-get install ${want[*]}"
-	if ! apt-get install -y -q --no-install-recommends "${want[@]}" \
+	if ! apt-get install -y -q --no-install-recommends --allow-downgrades "${want[@]}" \
 		>"$B/logs/apt-install.log" 2>&1; then
 		tail -n 5 "$B/logs/apt-install.log" >&2 || true
 		cannot "apt-get install failed: ${want[*]} (see $B/logs/apt-install.log)"
@@ -438,6 +501,8 @@ main() {
 	install_host_packages
 	command -v qemu-system-x86_64 >/dev/null || cannot "qemu-system-x86_64 not installed"
 	say "host: $(for p in qemu-system-x86 rdma-core perftest tshark tcpdump busybox-static; do
+		printf '%s %s, ' "$p" "$(installed_version "$p")"; done | sed 's/, $//')"
+	say "siw built with: $(for p in $(kernel_exact_pkgs "$KABI") $(kernel_rel_pkgs "$KABI"); do
 		printf '%s %s, ' "$p" "$(installed_version "$p")"; done | sed 's/, $//')"
 	download_image
 	echo "$KABI $KVER" >"$B/kernel.choice"

@@ -162,6 +162,7 @@ ns_s=uiw-deb-s-$$
 ns_c=uiw-deb-c-$$
 if ! timeout 10 ip netns add "$ns_s" 2>/dev/null; then
 	echo "deb-check.sh: network namespaces unavailable: uiw-ping run skipped"
+	[ "${UIW_REQUIRE_ALL:-0}" != 1 ] || fail "UIW_REQUIRE_ALL=1 requires the uiw-ping run"
 else
 	nsdel="$ns_s"
 	timeout 10 ip netns add "$ns_c" && nsdel="$nsdel $ns_c"

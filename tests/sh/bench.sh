@@ -14,13 +14,13 @@
 #   - bench/rpc-bench.sh with 64 KiB calls.
 # Not under sanitizers (UIW_SAN): timings there mean nothing and the
 # scripts start the plain build's tools.  Environment: UIW_BIN.
-# Exit 0 pass, 77 skip, else fail.
+# Exit 0 pass, 78 not applicable to this build, 77 skip, else fail.
 
 BIN=${UIW_BIN:-build/bin}
 
 if [ -n "$UIW_SAN" ]; then
-	echo "skip: benchmarks under sanitizers measure nothing"
-	exit 77
+	echo "bench.sh: not applicable: benchmarks under sanitizers measure nothing"
+	exit 78
 fi
 if [ ! -x "$BIN/uiw-perf" ]; then
 	echo "skip: $BIN/uiw-perf not built"

@@ -52,7 +52,7 @@
 #     test's own (libfabric's verbs provider ignores loopback addresses).
 # Servers listen on free ports picked at random (rping cannot let the kernel
 # choose and say which), started again on another when the port was taken.
-# Exit 0 pass, 77 skip, anything else fail.  Every program runs under
+# Exit 0 pass, 78 not applicable to this build, 77 skip, anything else fail.  Every program runs under
 # timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
 
 set -u
@@ -69,7 +69,7 @@ T=20
 if [ -n "${UIW_SAN:-}" ]; then
 	echo "compat.sh: skipped: a sanitizer build of a preloaded library needs the sanitizer" \
 		"runtime first in the (uninstrumented) program"
-	exit 77
+	exit 78
 fi
 for c in ibv_devices ibv_devinfo timeout nm objdump; do
 	if ! command -v "$c" >/dev/null 2>&1; then

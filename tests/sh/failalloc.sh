@@ -16,7 +16,7 @@
 # allocations vary), then once more failing every allocation from the Nth
 # on (memory that stays exhausted).  First the checker is shown to catch a
 # leak, a crash and a hang it is fed.
-# Exit 0 pass, 77 skip, anything else fail.  Every wait is bounded (10 s in
+# Exit 0 pass, 78 not applicable to this build, 77 skip, anything else fail.  Every wait is bounded (10 s in
 # the scenario, 60 s per child, which the program kills and reaps; each
 # run by timeout(1)).  Env: UIW_BIN or UIW_TESTBIN, UIW_SAN.
 
@@ -31,7 +31,7 @@ case ${UIW_SAN:-} in
 *address* | *thread* | *memory* | *leak*)
 	echo "failalloc.sh: skipped: SAN=$UIW_SAN: the test replaces malloc and free, which" \
 		"the sanitizer's own allocator must own (run it in a build without SAN=address/thread)"
-	exit 77
+	exit 78
 	;;
 esac
 

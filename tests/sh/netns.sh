@@ -524,6 +524,7 @@ out=$(timeout 10 ip netns exec "$ns_s" ss -K -tn state established "( sport = :$
 if timeout 10 ip netns exec "$ns_s" ss -Htn state established "( sport = :$port )" | grep -q .; then
 	# the kernel refused (no CONFIG_INET_DIAG_DESTROY): nothing was tested
 	say "ss -K: skipped, the kernel did not destroy the socket (ss -K: $out)"
+	[ "${UIW_REQUIRE_ALL:-0}" != 1 ] || fail "ss -K could not run and UIW_REQUIRE_ALL=1 requires it"
 	reap "$cpid"
 	reap "$spid"
 	pids=

@@ -244,6 +244,10 @@ while True:
 	fi
 else
 	echo "$ME.sh: python3 not installed: the silent-listener cases are skipped"
+	if [ "${UIW_REQUIRE_ALL:-0}" = 1 ]; then
+		echo "$ME.sh: FAIL: UIW_REQUIRE_ALL=1 requires the silent-listener cases" >&2
+		exit 1
+	fi
 fi
 
 end_checks

@@ -25,8 +25,8 @@ set -u
 BIN=${UIW_BIN:-build/bin}
 EX=$(dirname "$BIN")/examples
 if [ -n "${UIW_SAN:-}" ]; then
-	echo "valgrind.sh: skipped: valgrind and the sanitizers do not mix"
-	exit 77
+	echo "valgrind.sh: not applicable: valgrind and the sanitizers do not mix"
+	exit 78
 fi
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "valgrind.sh: skipped: valgrind is not installed"
