@@ -1403,6 +1403,94 @@ START_TEST(test_verbs_rfc7306)
 }
 END_TEST
 
+/*
+ * A connection accepted by one engine and handed to another (engine_threads
+ * > 1) whose peer resets it before sending any MPA octet: the other engine
+ * may take it from its inbox, find the socket reset and free it at once, so
+ * the accepting engine must not touch it after the hand-over (it read
+ * c->eng after the inbox lock was released: a use-after-free any peer could
+ * trigger, which ThreadSanitizer and ASan report here).  TR_ROUNDS raw
+ * sockets connect and reset (SO_LINGER 0) as fast as they can; no CM event
+ * may come of them, and a real connection afterwards is accepted and works.
+ */
+#define TR_ROUNDS 1000
+
+START_TEST(test_verbs_engines_reset)
+{
+	struct uiw_context_attr sa = {.engine_threads = 4};
+	struct uiw_context *sctx, *cctx;
+	struct uiw_pd *spd, *cpd;
+	struct uiw_cq *scq, *ccq;
+	struct uiw_qp *sqp, *cqp;
+	struct uiw_cm_id *lid, *sid, *cid;
+	struct uiw_qp_init_attr qa = {.cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct uiw_cm_event ev;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct linger lg = {1, 0};
+	uint16_t port;
+	unsigned done = 0;
+	uint64_t end = ms_now() + 3 * TV_WAIT_MS;
+
+	ck_assert_int_eq(uiw_open_context(&sctx, &sa), 0);
+	ck_assert_int_eq(uiw_create_id(sctx, NULL, &lid), 0);
+	ck_assert_int_eq(uiw_listen(lid, "127.0.0.1", 0, 256), 0);
+	port = uiw_get_port(lid);
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	while (done < TR_ROUNDS && ms_now() < end) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+		ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		/* the reset at different moments: before the accept, right
+		 * after it, once the other engine has the connection */
+		if (done % 4 == 1)
+			sched_yield();
+		else if (done % 4 == 2)
+			usleep(100);
+		else if (done % 4 == 3)
+			usleep(1000);
+		close(fd); /* RST */
+		done++;
+	}
+	ck_assert_uint_eq(done, TR_ROUNDS);
+	ck_assert_int_eq(uiw_get_cm_event(sctx, &ev, 100), -ETIMEDOUT);
+	/* the listener still serves */
+	ck_assert_int_eq(uiw_open_context(&cctx, NULL), 0);
+	ck_assert_int_eq(uiw_alloc_pd(sctx, &spd), 0);
+	ck_assert_int_eq(uiw_alloc_pd(cctx, &cpd), 0);
+	ck_assert_int_eq(uiw_create_cq(sctx, 4, NULL, NULL, &scq), 0);
+	ck_assert_int_eq(uiw_create_cq(cctx, 4, NULL, NULL, &ccq), 0);
+	qa.send_cq = qa.recv_cq = scq;
+	ck_assert_int_eq(uiw_create_qp(spd, &qa, &sqp), 0);
+	qa.send_cq = qa.recv_cq = ccq;
+	ck_assert_int_eq(uiw_create_qp(cpd, &qa, &cqp), 0);
+	ck_assert_int_eq(uiw_create_id(cctx, NULL, &cid), 0);
+	ck_assert_int_eq(uiw_connect(cid, "127.0.0.1", port, cqp, NULL), 0);
+	want_event(sctx, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	sid = ev.id;
+	ck_assert_int_eq(uiw_accept(sid, sqp, NULL), 0);
+	want_event(sctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	want_event(cctx, UIW_CM_EVENT_ESTABLISHED, &ev);
+	ck_assert_int_eq(uiw_disconnect(cid), 0);
+	want_event(cctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	want_event(sctx, UIW_CM_EVENT_DISCONNECTED, &ev);
+	ck_assert_int_eq(uiw_destroy_id(cid), 0);
+	ck_assert_int_eq(uiw_destroy_id(sid), 0);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	ck_assert_int_eq(uiw_destroy_qp(sqp), 0);
+	ck_assert_int_eq(uiw_destroy_qp(cqp), 0);
+	ck_assert_int_eq(uiw_destroy_cq(scq), 0);
+	ck_assert_int_eq(uiw_destroy_cq(ccq), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(spd), 0);
+	ck_assert_int_eq(uiw_dealloc_pd(cpd), 0);
+	ck_assert_int_eq(uiw_close_context(cctx), 0);
+	ck_assert_int_eq(uiw_close_context(sctx), 0);
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -1423,6 +1511,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_verbs_fork);
 	tcase_add_test(tc, test_verbs_engines);
 	tcase_add_test(tc, test_verbs_engines_shared);
+	tcase_add_test(tc, test_verbs_engines_reset);
 	tcase_add_loop_test(tc, test_verbs_rfc7306, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;

@@ -289,6 +289,7 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 {
 	struct uiw_context *ctx = id->ctx;
 	struct uiw_cm_id *c;
+	struct uiw_engine *other;
 
 	if (res < 0 || id->destroying) {
 		if (res >= 0)
@@ -328,13 +329,16 @@ static void on_accepted(struct uiw_cm_id *id, int res)
 	}
 	/* another engine's: its lock cannot be taken under this one's (the
 	 * order is by index), so it is handed over; its first I/O goes on its
-	 * own ring */
-	lk_lock(&c->eng->inbox_lock, UIW_LK_INBOX);
-	c->next = c->eng->inbox;
-	c->eng->inbox = c;
-	__atomic_store_n(&c->eng->inbox_n, 1, __ATOMIC_RELEASE);
-	lk_unlock(&c->eng->inbox_lock, UIW_LK_INBOX);
-	engine_kick(c->eng);
+	 * own ring.  Once the inbox lock is released @c belongs to that
+	 * engine, which may take it, find its peer gone and free it before
+	 * this thread runs again: nothing of @c is read after the unlock. */
+	other = c->eng;
+	lk_lock(&other->inbox_lock, UIW_LK_INBOX);
+	c->next = other->inbox;
+	other->inbox = c;
+	__atomic_store_n(&other->inbox_n, 1, __ATOMIC_RELEASE);
+	lk_unlock(&other->inbox_lock, UIW_LK_INBOX);
+	engine_kick(other);
 }
 
 static void on_misc(struct uiw_cm_id *id, int res)
