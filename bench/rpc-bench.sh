@@ -98,12 +98,13 @@ one() { # transport op (transport rdma-sleep: both sides --poll-us -1)
 				printf "%s %.1f\n", (op == "null") ? $2 : $3, cpu * 1e6 / $1}'
 }
 perf() {
+	rm -f "$TMP/perf-srv.log" # never an earlier server's port
 	"$BIN/uiw-perf" write_bw -s "$SIZE" -B 127.0.0.1 -p 0 >"$TMP/perf-srv.log" 2>&1 &
 	pp=$!
 	n=0
 	port=
 	while [ $n -lt 100 ] && [ -z "$port" ]; do
-		port=$(sed -n 's/.*listening on .* port \([0-9]*\).*/\1/p' "$TMP/perf-srv.log")
+		port=$(sed -n 's/.*listening on .* port \([0-9]*\).*/\1/p' "$TMP/perf-srv.log" 2>/dev/null)
 		sleep 0.1
 		n=$((n + 1))
 	done

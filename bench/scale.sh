@@ -63,12 +63,15 @@ run() {
 	eng=
 	[ "$ENG" != 1 ] && [ "$test" != tcp_bw ] && eng="--engines $ENG"
 	# shellcheck disable=SC2086 # $eng: an option and its value, or nothing
+	# the last run's server wrote the same file: gone before this one
+	# starts, or a slow start leaves its port to be read (seen once)
+	rm -f "$TMP/srv"
 	"$PERF" "$test" $eng -B 127.0.0.1 -p 0 >"$TMP/srv" 2>&1 &
 	SPID=$!
 	port=
 	n=0
 	while [ -z "$port" ] && [ $n -lt 100 ]; do
-		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$TMP/srv" | head -n 1)
+		port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$TMP/srv" 2>/dev/null | head -n 1)
 		[ -z "$port" ] && sleep 0.1
 		n=$((n + 1))
 	done

@@ -38,6 +38,7 @@ ME=hostile
 
 # server NAME [ULIMIT]: a persistent uiw-ping server; sets SPID and PORT
 server() {
+	rm -f "$TMP/$1.out" "$TMP/$1.err" # never an earlier server's port
 	if [ -n "${2:-}" ]; then
 		sh -c "ulimit -n $2 && exec \"$BIN\" -s -P -V -a 127.0.0.1 -p 0" >"$TMP/$1.out" 2>"$TMP/$1.err" &
 	else
