@@ -102,7 +102,7 @@ LIB_SRCS := common/crc32c.c mpa/mpa_rr.c mpa/mpa_conn.c mpa/mpa_rx.c mpa/mpa_tx.
             verbs-shim/uiw_version.c verbs-shim/uiw_lock.c verbs-shim/uiw_verbs.c verbs-shim/uiw_engine.c verbs-shim/uiw_cm.c verbs-shim/uiw_conn.c \
             $(wildcard rpcrdma/*.c)
 TEST_SRCS := tests/check_main.c tests/test_crc32c.c tests/test_mpa_rr.c \
-             tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_util.c \
+             tests/test_mpa_fpdu.c tests/test_mpa_loop.c tests/test_mpa_markers_err.c tests/test_util.c \
              tests/mpa_pair.c tests/memwire.c tests/rdmap_pair.c tests/test_rdmap_loop.c \
              tests/test_rdmap_err.c tests/test_rdmap_ext.c tests/test_verbs.c tests/test_verbs_proc.c \
              tests/test_verbs_api.c tests/test_rpcrdma_hdr.c tests/test_replay.c \

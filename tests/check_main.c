@@ -19,6 +19,7 @@ int main(void)
 	srunner_add_suite(sr, mpa_rr_suite());
 	srunner_add_suite(sr, mpa_fpdu_suite());
 	srunner_add_suite(sr, mpa_loop_suite());
+	srunner_add_suite(sr, mpa_markers_err_suite());
 	srunner_add_suite(sr, rdmap_loop_suite());
 	srunner_add_suite(sr, rdmap_err_suite());
 	srunner_add_suite(sr, rdmap_ext_suite());

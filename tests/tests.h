@@ -6,11 +6,13 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 Suite *crc32c_suite(void);
 Suite *mpa_rr_suite(void);
 Suite *mpa_fpdu_suite(void);
 Suite *mpa_loop_suite(void);
+Suite *mpa_markers_err_suite(void);
 Suite *rdmap_loop_suite(void);
 Suite *rdmap_err_suite(void);
 Suite *rdmap_ext_suite(void);
@@ -44,5 +46,21 @@ int tu_ms(int ms);
 
 /* Parse a hex string ("00 2a 41 43 ...", spaces ignored) into @out; returns length. */
 size_t tu_hex(const char *hex, uint8_t *out, size_t cap);
+
+/*
+ * An MPA marker codec written from RFC 5044 §4.3-§4.4 alone, sharing no
+ * code with mpa/ (test_mpa_markers_err.c), to check streams with markers.
+ * tu_mk_wrap(): the markers-off FPDU @fpdu (@n octets, ULPDU_Length to CRC)
+ * with markers inserted as it goes out at stream position @pos (0: the
+ * first octet of full operation), its CRC recomputed over them when @crc;
+ * returns the octets written to @out.
+ * tu_mk_unwrap(): check the stream @in (from position 0, whole FPDUs):
+ * every marker, its FPDUPTR, and with @crc every CRC; write the same FPDUs
+ * without markers (CRCs recomputed when @crc) to @out.  Returns the octets
+ * written, or -1 with the first violation in @why.
+ */
+size_t tu_mk_wrap(const uint8_t *fpdu, size_t n, uint64_t pos, int crc, uint8_t *out);
+ssize_t tu_mk_unwrap(const uint8_t *in, size_t len, int crc, uint8_t *out, size_t cap, char *why,
+		     size_t why_len);
 
 #endif /* UIW_TESTS_H */
