@@ -74,6 +74,7 @@ struct uiw_rdma_cm_id {
 	int initiator;	/* rdma_connect() was called */
 	int closing;	/* rdma_disconnect() started a graceful close */
 	int bind_src;	/* connect from route.addr.src_addr (rping -I): uiw_bind_addr() */
+	int uid_bound;	/* uiw_bind_addr() done on @uid (rdma_bind_addr(), or bind_src()) */
 	struct uiw_rdma_qp *qp; /* the QP given to connect/accept */
 	uint8_t req_rr, req_id; /* CONNECT_REQUEST: what to answer by default */
 	/* CQs and channels rdma_create_qp() made for the application */
@@ -338,6 +339,7 @@ static uint64_t retry_due(void)
 			up.responder_resources = w->rr;
 			up.initiator_depth = w->id_depth;
 			ret = uiw_create_id(cm_rc->uctx, w, &w->uid);
+			w->uid_bound = 0;
 			if (!ret) {
 				ret = bind_src(w);
 				if (!ret)
@@ -821,11 +823,20 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		return fail(EINVAL);
 	}
 	if (from != to) {
-		/* the events not taken yet follow the id, in order */
+		/* the events not taken yet follow the id, in order: its own
+		 * and, as the kernel's ucma moves the events of the id that
+		 * moves, a listener's CONNECT_REQUESTs, whose new ids (and
+		 * their later events) then report to the new channel too */
 		for (pp = &from->head; (e = *pp);) {
-			if (e->id != w) {
+			if (e->id != w && !(e->lid == w && e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST)) {
 				pp = &e->next;
 				continue;
+			}
+			if (e->id != w && e->id->ch == from) {
+				from->nids--;
+				to->nids++;
+				e->id->ch = to;
+				e->id->id.channel = channel;
 			}
 			*pp = e->next;
 			if (read(from->ch.fd, &v, sizeof(v)) < 0) {
@@ -907,11 +918,14 @@ static void sa_str(const struct sockaddr *sa, char *buf, size_t len)
 static int bind_src(struct uiw_rdma_cm_id *w)
 {
 	char a[INET6_ADDRSTRLEN];
+	int ret;
 
-	if (!w->bind_src)
-		return 0;
+	if (!w->bind_src || w->uid_bound)
+		return 0; /* or bound by rdma_bind_addr(): it connects from there */
 	sa_str(&w->id.route.addr.src_addr, a, sizeof(a));
-	return uiw_bind_addr(w->uid, a, sa_port(&w->id.route.addr.src_addr));
+	ret = uiw_bind_addr(w->uid, a, sa_port(&w->id.route.addr.src_addr));
+	w->uid_bound = !ret;
+	return ret;
 }
 
 /* the source address the kernel routes @dst from (a connected UDP socket) */
@@ -934,10 +948,34 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return ret;
 }
 
+/* (cm_lock held) bind @w's uiwarp id to @addr: the port is taken now, as
+ * the kernel's rdma_bind_addr() takes it (qperf reads rdma_get_src_port()
+ * of a listener bound to port 0 before it listens, and tells its client);
+ * route.addr.src_addr then holds the address and port bound */
+static int bind_now(struct uiw_rdma_cm_id *w, const struct sockaddr *addr)
+{
+	struct sockaddr_storage got;
+	char host[INET6_ADDRSTRLEN];
+	int ret;
+
+	sa_str(addr, host, sizeof(host));
+	ret = uiw_bind_addr(w->uid, host, sa_port(addr));
+	if (ret)
+		return ret;
+	w->uid_bound = 1;
+	memset(&w->id.route.addr.src_storage, 0, sizeof(w->id.route.addr.src_storage));
+	if (uiw_get_local_addr(w->uid, &got))
+		memcpy(&w->id.route.addr.src_storage, addr, sa_len(addr));
+	else
+		memcpy(&w->id.route.addr.src_storage, &got, sa_len((struct sockaddr *)&got));
+	w->state = ID_BOUND;
+	return 0;
+}
+
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct uiw_rdma_cm_id *w;
-	int s, ret = 0;
+	int ret;
 
 	if (!id || !addr)
 		return fail(EINVAL);
@@ -945,32 +983,16 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return fail(EAFNOSUPPORT); /* AF_IB: not on iWARP */
 	w = to_id(id);
 	pthread_mutex_lock(&cm_lock);
-	if (w->state != ID_IDLE || w->destroyed) {
+	if (w->state != ID_IDLE || w->destroyed || !w->uid) {
 		pthread_mutex_unlock(&cm_lock);
 		return fail(EINVAL);
 	}
+	ret = bind_now(w, addr);
 	pthread_mutex_unlock(&cm_lock);
-	/* the address must be this host's and the port free: rdma_bind_addr()
-	 * says so now, though uiwarp binds at rdma_listen() */
-	s = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	{
-		int one = 1;
-
-		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	}
-	if (bind(s, addr, sa_len(addr)))
-		ret = errno;
-	close(s);
-	if (ret)
-		return fail(ret);
-	pthread_mutex_lock(&cm_lock);
-	memset(&id->route.addr.src_storage, 0, sizeof(id->route.addr.src_storage));
-	memcpy(&id->route.addr.src_storage, addr, sa_len(addr));
-	w->state = ID_BOUND;
-	pthread_mutex_unlock(&cm_lock);
-	return 0;
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: bind id %p port %u: %d\n", (void *)id,
+			sa_port(&id->route.addr.src_addr), ret);
+	return ret ? fail(-ret) : 0;
 }
 
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
@@ -1003,8 +1025,13 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	else if (w->bind_src)
 		memcpy(&src, &id->route.addr.src_storage, sizeof(src));
 	if (!st) {
+		/* a bound id keeps its port: the connection leaves from it */
+		uint16_t bport = w->uid_bound ? sa_port(&id->route.addr.src_addr) : 0;
+
 		memset(&id->route.addr.src_storage, 0, sizeof(id->route.addr.src_storage));
 		memcpy(&id->route.addr.src_storage, &src, sa_len((struct sockaddr *)&src));
+		if (bport)
+			sa_set_port(&id->route.addr.src_addr, bport);
 	}
 	memset(&id->route.addr.dst_storage, 0, sizeof(id->route.addr.dst_storage));
 	memcpy(&id->route.addr.dst_storage, dst_addr, sa_len(dst_addr));
@@ -1055,20 +1082,24 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return fail(EINVAL);
 	w = to_id(id);
 	pthread_mutex_lock(&cm_lock);
-	if (w->state == ID_IDLE) {
-		/* librdmacm binds an unbound listener to any IPv4 address */
+	if (w->state == ID_IDLE && w->uid && !w->destroyed) {
+		/* the kernel binds an unbound listener to any IPv4 address */
 		struct sockaddr_in any = {.sin_family = AF_INET};
 
-		memcpy(&id->route.addr.src_storage, &any, sizeof(any));
-		w->state = ID_BOUND;
+		ret = bind_now(w, (struct sockaddr *)&any);
+		if (ret) {
+			pthread_mutex_unlock(&cm_lock);
+			return fail(-ret);
+		}
 	}
-	if (w->state != ID_BOUND || !w->uid) {
+	if (w->state != ID_BOUND || !w->uid || !w->uid_bound) {
 		pthread_mutex_unlock(&cm_lock);
 		return fail(EINVAL);
 	}
 	sa = &id->route.addr.src_addr;
 	sa_str(sa, host, sizeof(host));
-	ret = uiw_listen(w->uid, host, sa_port(sa), backlog);
+	/* backlog <= 0 is the kernel's maximum: uiw_listen() takes it so */
+	ret = uiw_listen(w->uid, NULL, 0, backlog);
 	if (ret) {
 		pthread_mutex_unlock(&cm_lock);
 		return fail(-ret);
@@ -1567,19 +1598,48 @@ int rdma_establish(struct rdma_cm_id *id)
 	return w->state == ID_ESTABLISHED ? 0 : fail(EINVAL);
 }
 
+/*
+ * As the kernel's rdma_disconnect() on iWARP (iw_cm_disconnect()): EINVAL
+ * for an id that never had a connection (no iWARP CM id: idle, bound,
+ * resolved) and for a listener; 0 for a connection, which starts its
+ * graceful close, and 0, doing nothing, when that close is under way
+ * already (a second call, or the peer closed first, DISCONNECTED queued
+ * or not), when it ended (DISCONNECTED delivered, a connect that failed,
+ * a request rejected) or when a request is not answered yet.  An active
+ * connect not established yet (the kernel does not define that case) is
+ * EINVAL.
+ */
 int rdma_disconnect(struct rdma_cm_id *id)
 {
 	struct uiw_rdma_cm_id *w;
-	int ret;
+	int ret = 0;
 
 	if (!id)
 		return fail(EINVAL);
 	w = to_id(id);
 	pthread_mutex_lock(&cm_lock);
-	ret = w->uid ? uiw_disconnect(w->uid) : -EINVAL;
-	if (!ret)
-		w->closing = 1;
+	switch (w->state) {
+	case ID_REQUEST:
+	case ID_CLOSED:
+		break;
+	case ID_CONNECTING:
+	case ID_ESTABLISHED:
+		ret = w->uid ? uiw_disconnect(w->uid) : -EINVAL;
+		if (!ret) {
+			w->closing = 1;
+		} else if (w->state == ID_ESTABLISHED || !w->initiator || w->closing) {
+			/* closing already (ours, or the peer's first): the
+			 * DISCONNECTED to come says when it is over */
+			ret = 0;
+		}
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
 	pthread_mutex_unlock(&cm_lock);
+	if (uiw_rdma_tracing())
+		fprintf(stderr, "uiw-rdma: disconnect id %p: %d\n", (void *)id, ret);
 	return ret ? fail(-ret) : 0;
 }
 

@@ -24,6 +24,8 @@
 
 #include "uiw_int.h"
 
+static void btab_del(struct uiw_cm_id *id);
+
 /* ---- the event queue ---------------------------------------------------- */
 
 /* one unit per queued event: taken back with the event (or when it is
@@ -285,6 +287,7 @@ struct uiw_cm_id *cm_id_alloc(struct uiw_context *ctx)
 	id->ctx = ctx;
 	id->ch = &ctx->evch;
 	id->fd = -1;
+	id->bfd = -1;
 	id->op_rx = (struct uiw_op){UIW_OP_RX, id};
 	id->op_tx = (struct uiw_op){UIW_OP_TX, id};
 	id->op_misc = (struct uiw_op){UIW_OP_MISC, id};
@@ -315,6 +318,9 @@ void cm_pending_done(struct uiw_cm_id *c)
 /* Context lock held (or the engines stopped). */
 void cm_id_free(struct uiw_cm_id *id)
 {
+	btab_del(id);
+	if (id->bfd >= 0)
+		close(id->bfd);
 	cm_id_set_channel(id, &id->ctx->evch);
 	uiw_conn_destroy(&id->conn);
 	id_free_spares(id);
@@ -617,38 +623,159 @@ static uint16_t ss_port(const struct sockaddr_storage *ss)
 	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
+/* ---- the port space ----------------------------------------------------- */
+
+/*
+ * The addresses the process's ids are bound to (uiw_bind_addr(), and
+ * uiw_listen(), which binds), as the kernel's rdma_cm keeps its port
+ * space: TCP cannot tell, for these sockets are bound with SO_REUSEADDR
+ * (a listener must come back over its connections in TIME_WAIT), and
+ * Linux lets two such sockets share a port while neither listens.  An id
+ * stays in it until it is freed, as a kernel id keeps its port until
+ * rdma_destroy_id().  A leaf lock: nothing is taken under it.
+ */
+static pthread_mutex_t btab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uiw_cm_id *btab;
+
+static int ss_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+static int ss_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/* Enter @id bound to @a (its port chosen already).  As the kernel's
+ * rdma_bind_addr() decides (cma_check_port(), no reuse): a port is held
+ * by one id, except by ids of distinct specific addresses; -EADDRNOTAVAIL
+ * when one of the two is a wildcard, -EADDRINUSE when both are the same
+ * address. */
+static int btab_add(struct uiw_cm_id *id, const struct sockaddr_storage *a)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&btab_lock);
+	for (struct uiw_cm_id *c = btab; c && !ret; c = c->bnext) {
+		if (ss_port(&c->baddr) != ss_port(a))
+			continue;
+		if (ss_any(a) || ss_any(&c->baddr))
+			ret = -EADDRNOTAVAIL;
+		else if (ss_same_addr(a, &c->baddr))
+			ret = -EADDRINUSE;
+	}
+	if (!ret) {
+		id->baddr = *a;
+		id->bnext = btab;
+		btab = id;
+		id->in_btab = 1;
+	}
+	pthread_mutex_unlock(&btab_lock);
+	return ret;
+}
+
+static void btab_del(struct uiw_cm_id *id)
+{
+	if (!id->in_btab)
+		return;
+	pthread_mutex_lock(&btab_lock);
+	for (struct uiw_cm_id **pp = &btab; *pp; pp = &(*pp)->bnext)
+		if (*pp == id) {
+			*pp = id->bnext;
+			break;
+		}
+	id->in_btab = 0;
+	pthread_mutex_unlock(&btab_lock);
+}
+
+/* A TCP socket bound to @sa, as a listener's (SO_REUSEADDR: TIME_WAIT of
+ * earlier connections does not stop it; the wildcard IPv6 address of
+ * @dual serves IPv4 too); its address, with the port the kernel chose, in
+ * *@sa.  Returns the fd or -errno. */
+static int bound_socket(struct sockaddr_storage *sa, int dual)
+{
+	socklen_t len = sizeof(*sa);
+	int fd, one = 1, zero = 0, ret;
+
+	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6 && dual)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)sa, cm_sa_len(sa)) ||
+	    getsockname(fd, (struct sockaddr *)sa, &len)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* listen(2)'s backlog for @backlog: the kernel's rdma_listen() takes 0 or
+ * less for its maximum, and so does the socket here (SOMAXCONN, which the
+ * kernel lowers to net.core.somaxconn): a backlog of 0 given to listen(2)
+ * holds one connection, and a burst of connects loses its SYNs to TCP's
+ * retries (cmtime, ucmatose: rdma_listen(id, 0)) */
+static int sock_backlog(int backlog)
+{
+	return backlog > 0 ? backlog : SOMAXCONN;
+}
+
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog)
 {
 	struct uiw_context *ctx = id->ctx;
 	struct sockaddr_storage sa;
 	socklen_t len;
-	int fd, one = 1, zero = 0, ret;
+	int fd = -1, ret, bound;
 
-	ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
-	if (ret)
-		return ret;
-	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (sa.ss_family == AF_INET6 && (!host || !*host))
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, backlog)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	len = sizeof(sa);
-	if (getsockname(fd, (struct sockaddr *)&sa, &len)) {
-		ret = -errno;
-		close(fd);
-		return ret;
+	ctx_lock_all(ctx);
+	bound = id->bfd >= 0;
+	ctx_unlock_all(ctx);
+	if (!bound) {
+		ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
+		if (ret)
+			return ret;
+		fd = bound_socket(&sa, !host || !*host);
+		if (fd < 0)
+			return fd;
+		if (listen(fd, sock_backlog(backlog))) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+	} else if ((host && *host) || port) {
+		return -EINVAL; /* bound already: it listens where it is bound */
 	}
 	ctx_lock_all(ctx);
-	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
-		ctx_unlock_all(ctx);
-		close(fd);
-		return -EINVAL;
+	if (id->state != UIW_ID_IDLE || id->fd >= 0 || (id->bfd >= 0) != bound) {
+		ret = -EINVAL;
+		goto err;
+	}
+	if (bound) {
+		if (listen(id->bfd, sock_backlog(backlog))) {
+			ret = -errno;
+			goto err;
+		}
+		fd = id->bfd;
+		id->bfd = -1;
+		sa = id->baddr;
+	} else {
+		/* as listen(2) says of a port taken */
+		ret = btab_add(id, &sa);
+		if (ret) {
+			ret = -EADDRINUSE;
+			goto err;
+		}
 	}
 	id->fd = fd;
 	id->port = ss_port(&sa);
@@ -660,6 +787,11 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 	ctx_unlock_all(ctx);
 	engine_wake(ctx);
 	return 0;
+err:
+	ctx_unlock_all(ctx);
+	if (!bound && fd >= 0)
+		close(fd);
+	return ret;
 }
 
 uint16_t uiw_get_port(struct uiw_cm_id *id)
@@ -709,23 +841,29 @@ int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
 	ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
 	if (ret)
 		return ret;
-	/* say now whether it is this host's (and the port free), as
-	 * rdma_bind_addr() does: the bind of the connect is later */
-	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* the port is taken now, as rdma_bind_addr() takes it: the socket
+	 * stays bound for uiw_listen() or uiw_connect() (the wildcard IPv6
+	 * address serves IPv4 too, as the kernel's default) */
+	fd = bound_socket(&sa, 1);
 	if (fd < 0)
-		return -errno;
-	ret = bind(fd, (struct sockaddr *)&sa, len) ? -errno : 0;
-	close(fd);
-	if (ret)
-		return ret;
+		return fd;
 	ctx_lock_all(ctx);
-	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
+	if (id->state != UIW_ID_IDLE || id->fd >= 0 || id->bfd >= 0 || id->in_btab) {
 		ret = -EINVAL;
 	} else {
-		id->src = sa;
-		id->srclen = len;
+		ret = btab_add(id, &sa);
+		if (!ret) {
+			id->bfd = fd;
+			id->src = sa;
+			id->srclen = cm_sa_len(&sa);
+			id->port = ss_port(&sa);
+			id->local = sa;
+			id->has_local = 1;
+		}
 	}
 	ctx_unlock_all(ctx);
+	if (ret)
+		close(fd);
 	return ret;
 }
 
@@ -739,10 +877,17 @@ int cm_conn_socket(const struct uiw_cm_id *id, const struct sockaddr_storage *a)
 	if (fd < 0)
 		return -errno;
 	cm_sock_user_timeout(id->ctx, fd); /* bounds the SYN retries too */
-	if (id->srclen && bind(fd, (const struct sockaddr *)&id->src, id->srclen)) {
-		ret = -errno;
-		close(fd);
-		return ret;
+	if (id->srclen) {
+		int one = 1;
+
+		/* the port uiw_bind_addr() took is held by its socket (or by
+		 * the socket of the address tried before): share it */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&id->src, id->srclen)) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
 	}
 	return fd;
 }
@@ -803,17 +948,30 @@ int uiw_connect(struct uiw_cm_id *id, const char *host, uint16_t port, struct ui
 		alt[i] = t;
 		salen = cm_sa_len(&sa);
 	}
-	fd = cm_conn_socket(id, &sa);
+	/* a bound id connects its bound socket (its port is the one
+	 * uiw_bind_addr() took); another a new one */
+	ctx_lock_all(ctx);
+	fd = id->bfd;
+	ctx_unlock_all(ctx);
 	if (fd < 0) {
-		free(alt);
-		return fd;
+		fd = cm_conn_socket(id, &sa);
+		if (fd < 0) {
+			free(alt);
+			return fd;
+		}
 	}
 	ctx_lock_all(ctx);
-	if (id->state != UIW_ID_IDLE || id->fd >= 0 || qp->id || qp->qp.state != RDMAP_QPS_IDLE) {
+	if (id->state != UIW_ID_IDLE || id->fd >= 0 || (id->bfd >= 0 && id->bfd != fd) || qp->id ||
+	    qp->qp.state != RDMAP_QPS_IDLE) {
 		ctx_unlock_all(ctx);
-		close(fd);
+		if (fd != id->bfd)
+			close(fd);
 		free(alt);
 		return -EINVAL;
+	}
+	if (fd == id->bfd) {
+		cm_sock_user_timeout(ctx, fd); /* bounds the SYN retries too */
+		id->bfd = -1;
 	}
 	if (param) {
 		/* the QP checks the same at bind time */

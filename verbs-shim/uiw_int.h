@@ -233,6 +233,15 @@ struct uiw_cm_id {
 	/* initiator: the local address to connect from (uiw_bind_addr()); srclen 0: the kernel's choice */
 	struct sockaddr_storage src;
 	socklen_t srclen;
+	/* uiw_bind_addr(): the socket bound then (SO_REUSEADDR), kept until
+	 * uiw_listen() listens on it or uiw_connect() connects it; -1: none */
+	int bfd;
+	/* in the process's table of bound ids (uiw_cm.c: btab), from
+	 * uiw_bind_addr() or uiw_listen() until the id is freed: @baddr, the
+	 * address and port bound, as the kernel's rdma_cm port space */
+	int in_btab;
+	struct sockaddr_storage baddr;
+	struct uiw_cm_id *bnext;
 	/* the connection's addresses, recorded when its TCP connection was
 	 * made (accepted, or connected) and kept after it ended; a
 	 * listener's local address (uiw_get_local_addr/uiw_get_peer_addr) */

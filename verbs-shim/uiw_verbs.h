@@ -695,21 +695,24 @@ int uiw_destroy_id(struct uiw_cm_id *id);
 /**
  * uiw_listen() - listen on @host:@port (IPv4 or IPv6 literal or host name;
  * NULL: any address, IPv6 and IPv4) with
- * @backlog.  @port 0 lets the kernel choose; read it with uiw_get_port().
+ * @backlog, or, on an id bound by uiw_bind_addr() (@host NULL, @port 0),
+ * where it is bound.  @port 0 lets the kernel choose; read it with uiw_get_port().
  * Incoming connections arrive as UIW_CM_EVENT_CONNECT_REQUEST.  At most
  * min(@backlog, 256) connections (@backlog <= 0: 256) are held by the
  * listener at a time, counting those in the MPA handshake and those reported
  * as CONNECT_REQUEST not yet accepted or rejected; more wait in the kernel's
- * backlog (and beyond it, TCP's SYN retries) until one of those is answered
- * or fails its handshake.  Returns 0,
- * -EINVAL (id in use), -ENXIO (name not resolved; -EAGAIN: the resolver
- * failed temporarily), or the -errno of
- * socket/bind/listen (-EADDRINUSE, ...).
+ * backlog, listen(2)'s (@backlog; <= 0: SOMAXCONN, as rdma_listen() takes
+ * 0 for its maximum), and beyond it in TCP's SYN retries, until one of
+ * those is answered or fails its handshake.  Returns 0,
+ * -EINVAL (id in use; @host or @port on a bound id), -ENXIO (name not
+ * resolved; -EAGAIN: the resolver failed temporarily), -EADDRINUSE (the
+ * port is another id's of this process, see uiw_bind_addr(), or another
+ * socket's), or the -errno of socket/bind/listen.
  */
 int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlog);
 
-/** uiw_get_port() - the port a listening @id is bound to, host order; 0 for
- * any other id. */
+/** uiw_get_port() - the port a listening or bound (uiw_bind_addr()) @id is
+ * bound to, host order; 0 for any other id. */
 uint16_t uiw_get_port(struct uiw_cm_id *id);
 
 /**
@@ -718,22 +721,31 @@ uint16_t uiw_get_port(struct uiw_cm_id *id);
  * id from a CONNECT_REQUEST, and for a connecting id once its TCP
  * connection is made (before ESTABLISHED); kept after the connection
  * ended.  uiw_get_local_addr() - the same for our end: the address the
- * connection leaves from, or a listener's address and port.  Both return
- * 0, or -ENOTCONN with *@addr untouched (no connection yet: a new or
- * listening id, a connect still in TCP's hands or refused there).
+ * connection leaves from, or a listener's or bound id's address and port.
+ * Both return 0, or -ENOTCONN with *@addr untouched (no connection yet: a
+ * new, bound or listening id, a connect still in TCP's hands or refused
+ * there; uiw_get_local_addr(): a new id not bound).
  */
 int uiw_get_peer_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
 int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
 
 /**
- * uiw_bind_addr() - the local address @host (IPv4 or IPv6 literal or host
- * name, resolved now) and @port (0: the kernel chooses) that a later
- * uiw_connect() of @id connects from, as rdma_bind_addr() before
- * rdma_resolve_addr() (rping -I).  Only destinations of the same address
- * family are tried.  Returns 0, -EINVAL (NULL @host, id in use), -ENXIO
- * (name not resolved), -EADDRNOTAVAIL (not an address of this host), or
- * the -errno of the bind check (-EADDRINUSE, ...).  uiw_connect() then
- * fails with -EAFNOSUPPORT when no destination has the family.
+ * uiw_bind_addr() - bind @id to the local address @host (IPv4 or IPv6
+ * literal or host name, resolved now; "0.0.0.0" or "::": any) and @port
+ * (0: the kernel chooses, read it with uiw_get_port() or
+ * uiw_get_local_addr()), as rdma_bind_addr(): the port is taken now, by a
+ * socket the id keeps.  A later uiw_listen() (@host NULL, @port 0)
+ * listens on it; a later uiw_connect() connects from it (rping -I), trying
+ * only destinations of the same address family.  As the kernel's RDMA CM
+ * port space, a port is held by one id of the process until that id is
+ * destroyed (even if it never listened or connected), except by ids bound
+ * to distinct specific addresses.  Returns 0, -EINVAL (NULL @host, id in
+ * use or bound already), -ENXIO (name not resolved), -EADDRNOTAVAIL (not an
+ * address of this host; or the port is held by another id and one of the
+ * two addresses is a wildcard), -EADDRINUSE (the port is held by another
+ * id bound to the same address, or by another socket), or the -errno of
+ * socket()/bind().  uiw_connect() then fails with -EAFNOSUPPORT when no
+ * destination has the family.
  */
 int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port);
 
