@@ -70,6 +70,62 @@ static uint64_t va(const void *p)
 	return (uint64_t)(uintptr_t)p;
 }
 
+/*
+ * ---- the same error paths with MPA markers on (test_mpa_markers_err.c has
+ * the marker-specific cases) ----
+ * The "markers" test case runs the TERMINATE cases again with vmk set by
+ * its fixture: the victim's connection has markers both ways, injected
+ * FPDUs get markers at the victim's receive position and the captured
+ * stream is checked (markers, FPDUPTRs, CRCs over them) and stripped of
+ * them by tests.h's independent codec before parse_wire() reads it.
+ */
+static int vmk;		/* markers on in the victim's connection */
+static uint64_t vmk_rx; /* stream position of the next injected octet */
+static uint8_t vmk_plain[256 * 1024];
+
+static void vmk_on(void)
+{
+	vmk = 1;
+}
+
+static void vmk_off(void)
+{
+	vmk = 0;
+}
+
+/* Inject the markers-off FPDU @f (@n octets) into the victim; with markers
+ * on it is re-framed at the victim's position and a CRC that was made
+ * wrong on purpose stays wrong by the same bits. */
+static ssize_t vmk_inject(struct rp_pair *p, uint8_t *f, size_t n)
+{
+	static uint8_t w[8192];
+	uint32_t delta;
+	size_t wl;
+
+	if (!vmk)
+		return rp_inject(p, &p->b, f, n);
+	ck_assert_uint_le(n + n / 64 + 8, sizeof(w));
+	delta = get_le32(f + n - 4) ^ crc32c(f, n - 4);
+	wl = tu_mk_wrap(f, n, vmk_rx, 1, w);
+	put_le32(w + wl - 4, get_le32(w + wl - 4) ^ delta);
+	vmk_rx += wl;
+	return rp_inject(p, &p->b, w, wl);
+}
+
+/* The captured stream without its markers (checked); parse_wire's input. */
+static const uint8_t *vmk_unwrap(const uint8_t *w, size_t *len)
+{
+	char why[160];
+	ssize_t n;
+
+	if (!vmk)
+		return w;
+	n = tu_mk_unwrap(w, *len, 1, vmk_plain, sizeof(vmk_plain), why, sizeof(why));
+	ck_assert_msg(n >= 0, "victim's stream with markers: %s", why);
+	*len = (size_t)n;
+	return vmk_plain;
+}
+
 /* @ext: RDMAP_EXT_* of both QPs */
 static struct victim *victim_new_cfg(uint16_t ird, unsigned rsp_tx_depth, unsigned ext)
 {
@@ -83,11 +139,13 @@ static struct victim *victim_new_cfg(uint16_t ird, unsigned rsp_tx_depth, unsign
 	mpa_cfg_init(&ic, MPA_ROLE_INITIATOR);
 	mpa_cfg_init(&rc, MPA_ROLE_RESPONDER);
 	ic.crc = rc.crc = 1;
-	ic.markers = rc.markers = 0;
+	ic.markers = rc.markers = vmk;
+	vmk_rx = 0;
 	if (rsp_tx_depth)
 		rc.tx_depth = rsp_tx_depth;
 	ck_assert_int_eq(rp_init(&v->p, &ic, &rc, &q, rng), 0);
-	ck_assert(v->p.mpa.rsp.c.crc_on && !v->p.mpa.rsp.c.rx_markers);
+	ck_assert(v->p.mpa.rsp.c.crc_on && v->p.mpa.rsp.c.rx_markers == vmk &&
+		  v->p.mpa.rsp.c.tx_markers == vmk);
 	ddp_pd_init(&v->p.b.mem, &v->pd2);
 	ck_assert_uint_ne(v->pd2.handle, v->p.b.pd.handle);
 	v->tgt = malloc(TGT_SIZE);
@@ -258,7 +316,7 @@ static ssize_t vinject(struct victim *v, const uint8_t *ulpdu, size_t len)
 	uint8_t f[SEGS_MAX + 8];
 
 	ck_assert_uint_le(len, SEGS_MAX);
-	return rp_inject(&v->p, &v->p.b, f, fpdu_build(f, ulpdu, len));
+	return vmk_inject(&v->p, f, fpdu_build(f, ulpdu, len));
 }
 
 /* Everything the victim transmits from now on, appended to v->wire. */
@@ -281,22 +339,22 @@ struct fpdu_view {
 /* Split the captured stream into FPDUs, checking PAD and CRC of each. */
 static int parse_wire(const struct victim *v, struct fpdu_view *f, int max)
 {
-	size_t off = 0;
+	size_t off = 0, wl = v->wire_len;
+	const uint8_t *w = vmk_unwrap(v->wire, &wl);
 	int n = 0;
 
-	while (off < v->wire_len) {
+	while (off < wl) {
 		size_t len, pad;
 
-		ck_assert_uint_ge(v->wire_len - off, 2);
-		len = get_be16(v->wire + off);
+		ck_assert_uint_ge(wl - off, 2);
+		len = get_be16(w + off);
 		pad = (4 - ((2 + len) & 3)) & 3;
-		ck_assert_uint_le(off + 2 + len + pad + 4, v->wire_len);
+		ck_assert_uint_le(off + 2 + len + pad + 4, wl);
 		for (size_t i = 0; i < pad; i++)
-			ck_assert_uint_eq(v->wire[off + 2 + len + i], 0);
-		ck_assert_uint_eq(get_le32(v->wire + off + 2 + len + pad),
-				  crc32c(v->wire + off, 2 + len + pad));
+			ck_assert_uint_eq(w[off + 2 + len + i], 0);
+		ck_assert_uint_eq(get_le32(w + off + 2 + len + pad), crc32c(w + off, 2 + len + pad));
 		ck_assert_int_lt(n, max);
-		f[n].u = v->wire + off + 2;
+		f[n].u = w + off + 2;
 		f[n].len = len;
 		n++;
 		off += 2 + len + pad + 4;
@@ -1610,7 +1668,7 @@ START_TEST(llp_errors)
 		put_be16(f, 10);
 		ecode = MPA_ECODE_MARKER;
 	}
-	ck_assert_int_lt(rp_inject(&v->p, &v->p.b, f, fl), 0);
+	ck_assert_int_lt(vmk_inject(&v->p, f, fl), 0);
 	check_term(v, "LLP error", 2, 0, ecode, 0, seg, n, 0);
 	check_flushed(v);
 	if (_i == 0) {
@@ -2580,6 +2638,7 @@ Suite *rdmap_err_suite(void)
 	TCase *inj = tcase_create("inject");
 	TCase *rx = tcase_create("terminate_rx");
 	TCase *unit = tcase_create("unit");
+	TCase *mk = tcase_create("markers");
 
 	tcase_add_loop_test(inj, inject_error, 0, NCASES);
 	tcase_add_loop_test(inj, unknown_opcode, 0, 16);
@@ -2606,5 +2665,18 @@ Suite *rdmap_err_suite(void)
 	tcase_add_test(unit, stag_rand_failure);
 	tcase_add_test(unit, stag_unpredictable);
 	suite_add_tcase(s, unit);
+	/* the TERMINATE cases again, markers on (vmk) */
+	tcase_add_checked_fixture(mk, vmk_on, vmk_off);
+	tcase_set_timeout(mk, 60);
+	tcase_add_loop_test(mk, inject_error, 0, NCASES);
+	tcase_add_loop_test(mk, unknown_opcode, 0, 16);
+	tcase_add_test(mk, read_beyond_ird);
+	tcase_add_test(mk, atomic_beyond_ird);
+	tcase_add_test(mk, read_with_ird_0);
+	tcase_add_loop_test(mk, read_response_mismatch, 0, 4);
+	tcase_add_loop_test(mk, llp_errors, 0, 2);
+	tcase_add_test(mk, flushed_send_not_read_later);
+	tcase_add_loop_test(mk, terminate_received, 0, NRXTERM);
+	suite_add_tcase(s, mk);
 	return s;
 }
