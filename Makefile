@@ -45,10 +45,10 @@ BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-
 # clang-format, iproute2 and iptables (network namespace tests), valgrind,
 # python3 (hostile peers), man-db and groff (the man page checks of install.sh),
 # rdma-core's programs run on libuiw-rdma by compat.sh (ibverbs-utils,
-# rdmacm-utils, perftest), tcpdump and tshark (rfc7306_wire.sh: RFC 7306
+# rdmacm-utils, perftest; qperf: dropin_cm.sh), tcpdump and tshark (rfc7306_wire.sh: RFC 7306
 # traffic captured and decoded by Wireshark's dissector)
 TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
-                  valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest time \
+                  valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest qperf time \
                   tcpdump tshark
 DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
