@@ -602,6 +602,27 @@ static void begin_close(struct uiw_cm_id *id, int reset)
 		op_cancel(id, &id->op_misc, &id->misc_cancel);
 }
 
+/*
+ * Before a close that is not a reset: drop what the peer sent that nobody
+ * will read.  A TCP socket closed with unread input is reset by the kernel
+ * (RFC 2525), and the RST reaches the peer's reader before the FIN that
+ * shutdown() already queued: a peer that sent more after our TERMINATE, or
+ * before an application's teardown, would see a reset after 0 octets
+ * instead of the TERMINATE and the end of the stream.  siw reads its
+ * sockets on arrival, so its closes are FINs too.  MSG_TRUNC: TCP discards
+ * without copying (and reads nothing through the NULL buffer); bounded, as
+ * a peer may go on sending.
+ */
+static void sock_discard_input(int fd)
+{
+	for (int i = 0; i < 16; i++) {
+		ssize_t r = recv(fd, NULL, (size_t)1 << 30, MSG_DONTWAIT | MSG_TRUNC);
+
+		if (r <= 0)
+			break;
+	}
+}
+
 /* Perform what the connection wants now; its next deadline into *@deadline. */
 static void conn_perform(struct uiw_cm_id *id, uint64_t now, unsigned idle, uint64_t *deadline)
 {
@@ -765,6 +786,8 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		op_cancel(id, &id->op_tx, &id->tx_cancel);
 	/* over: close the socket once nothing is in flight */
 	if (id->closing && !inflight(id)) {
+		if (!id->conn.reset)
+			sock_discard_input(id->fd);
 		close(id->fd);
 		id->fd = -1;
 		id->state = UIW_ID_DEAD;

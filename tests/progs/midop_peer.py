@@ -46,6 +46,17 @@ polled = UIW_CTX_POLLED, markers = progress thread with MPA markers):
         (status or TERMINATE flags); _modify: uiw_modify_qp(ERR) 0.3 s after
         the bad FPDU must take effect at once.
 
+  term_destroy / term_destroy_stalled   as stuck_term, and 0.3 s after the
+        bad FPDU (its TERMINATE queued behind the Writes) the application
+        destroys the connection's id: the TERMINATE that is due must still
+        leave, then a FIN (not a reset): the peer starts reading 0.5 s
+        into uiw_destroy_id() and must see the TERMINATE then EOF;
+        _stalled: the peer never reads, and uiw_destroy_id() must return
+        within DESTROY_BOUND s all the same.
+  destroy_unread   a polled victim holds 1 MiB of the peer's Writes unread
+        in its socket when the application destroys the id: the peer sees
+        a FIN, not a reset.
+
 Prints one line per case (PASS/FAIL name: detail) and "N passed, M failed";
 exit 0 when all passed.  Every wait is bounded (longer with UIW_SAN set);
 each victim is killed and reaped however the case ends.
@@ -735,6 +746,101 @@ def c_stuck_term(v, e, info, modify, rcvbuf=0):
                  % rep["missing"])
 
 
+# ---- 5: the application destroys the id while a TERMINATE is due --------------------
+# how long uiw_destroy_id() may wait for a TERMINATE that a peer does not read
+DESTROY_BOUND = 3 * SLOW
+
+
+def c_term_destroy(v, e, info, stalled):
+    v.region("L", 1 << 20, "l")
+    v.region("B", 4 * 4096, "l")
+    v.cmd("recv B 4 4096")
+    c = Conn(v.port)
+    first_fpdu(c)
+    v.cmd("write L 65536 0x99 0 200")
+    wait_stalled(c)
+    c.send(fh.untagged(fh.OP_SEND, 3, 1, 0, b"x" * 16))  # DDP: invalid QN (1/2/1)
+    time.sleep(0.3)  # the victim has read it: its TERMINATE waits behind the Writes
+    q = v.cmd("query")
+    if q["state"] != "6":
+        e.append("QP state %s 0.3 s after the bad FPDU, want 6 (ERR)" % q["state"])
+    res = {}
+
+    def destroy():
+        try:
+            res["d"] = v.cmd("destroy", timeout=DESTROY_BOUND + 10 * SLOW)
+        except Exception as x:  # reported below
+            res["x"] = x
+
+    th = threading.Thread(target=destroy)
+    t0 = time.time()
+    th.start()
+    if not stalled:
+        time.sleep(0.5)
+        end, n, terms = c.to_eof(3 * SLOW)
+        info.append("peer read %d FPDUs, %s%s" % (n, end, ", TERMINATE " + ",".join(terms)
+                                                  if terms else ", no TERMINATE"))
+        if not terms:
+            e.append("the TERMINATE due when the application destroyed the id never left")
+        elif terms[-1] != "1/2/1":
+            e.append("TERMINATE %s, want 1/2/1 (DDP, untagged, invalid QN)" % terms[-1])
+        if end != "EOF":
+            e.append("the stream ended by %s after the TERMINATE, want a FIN" % end)
+    th.join(DESTROY_BOUND + 15 * SLOW)
+    el = time.time() - t0
+    if "x" in res:
+        raise res["x"]
+    if "d" not in res:
+        e.append("uiw_destroy_id() had not returned %.1f s after it was called" % el)
+        return
+    ms = float(res["d"]["ms"])
+    info.append("uiw_destroy_id() took %.0f ms" % ms)
+    if ms > DESTROY_BOUND * 1000:
+        e.append("uiw_destroy_id() took %.0f ms, bound %d s" % (ms, DESTROY_BOUND))
+    if stalled:
+        end, n, terms = c.to_eof(3 * SLOW)
+        info.append("peer then read %d FPDUs, %s" % (n, end))
+    c.close()
+    v.cmd("waitall %d" % (1000 * SLOW), timeout=10 * SLOW)
+    rep = v.cmd("report")
+    if rep["dup"] != "0" or rep["unknown"] != "0":
+        e.append("completions: %s duplicated, %s unknown" % (rep["dup"], rep["unknown"]))
+    if rep["missing"] != "0":
+        e.append("%s WRs never completed" % rep["missing"])
+
+
+def c_destroy_unread(v, e, info):
+    """A polled victim (its engine runs only inside its commands) holds 1 MiB
+    of the peer's valid Writes unread in its socket when the application
+    destroys the id: the peer must see the end of the stream as a FIN, not
+    a reset (a socket closed with unread input is reset by its kernel)."""
+    wst, wva, _ = v.region("W", 65536, "w")
+    c = Conn(v.port)
+    first_fpdu(c)
+    v.cmd("query")  # the victim takes the first FPDU
+    v.cmd("freeze")  # and then nothing more until it destroys the id
+    chunk = bytes((j * 3 + 1) & 0x7F for j in range(16384))
+    data = b"".join(c.frame(fh.tagged(fh.OP_WRITE, wst, wva + (k % 4) * 16384, chunk))
+                    for k in range(64))
+    c.s.settimeout(2 * SLOW)
+    try:
+        c.s.sendall(data)
+    except socket.timeout:
+        pass  # what the victim's socket took is enough
+    time.sleep(0.2)
+    q = victim_rxq(c)
+    info.append("unread in the victim's socket: %s octets" % q)
+    if not q:
+        e.append("nothing unread in the victim's socket: the case tests nothing")
+    d = v.cmd("destroy", timeout=DESTROY_BOUND + 10 * SLOW)
+    info.append("uiw_destroy_id() took %s ms" % d["ms"])
+    end, n, terms = c.to_eof(3 * SLOW)
+    info.append("peer read %d FPDUs, %s" % (n, end))
+    if end != "EOF":
+        e.append("the stream ended by %s, want a FIN" % end)
+    c.close()
+
+
 # ---- the case table ---------------------------------------------------------------
 CASES = []
 MODES = [("thread", []), ("polled", ["--polled"]), ("markers", ["--markers"])]
@@ -758,6 +864,9 @@ for act in ("fill", "unmap"):
                   lambda v, e, i, act=act: c_write_src_release(v, e, i, act)))
 CASES.append(("stuck_term", [], lambda v, e, i: c_stuck_term(v, e, i, False)))
 CASES.append(("stuck_term_modify", [], lambda v, e, i: c_stuck_term(v, e, i, True)))
+CASES.append(("destroy_unread", ["--polled"], c_destroy_unread))
+CASES.append(("term_destroy", [], lambda v, e, i: c_term_destroy(v, e, i, False)))
+CASES.append(("term_destroy_stalled", [], lambda v, e, i: c_term_destroy(v, e, i, True)))
 CASES.append(("stuck_term_smallwin", [], lambda v, e, i: c_stuck_term(v, e, i, False, 4096)))
 
 

@@ -36,6 +36,10 @@
  *   waitall MS         until every posted WR completed at least once
  *                      -> ok waitall missing=M ms=T
  *   waitdisc MS        until DISCONNECTED  -> ok waitdisc got=0|1 ms=T ...
+ *   destroy            uiw_destroy_id() of the connection (the QP stays)
+ *                      -> ok destroy rc=R ms=T state=S
+ *   freeze             polled: the engine no longer turns between commands
+ *                      (only inside them)  -> ok freeze polled=P
  *   dereg N            uiw_dereg_mr()  -> ok dereg rc=R ms=T
  *   fill N BYTE        memset the region (the "after release" pattern)
  *   prot N none|rw     mprotect the region's pages
@@ -96,6 +100,7 @@ static struct uiw_cq *cq;
 static struct uiw_qp *qp;
 static struct uiw_cm_id *lid, *cid;
 static int polled;
+static int frozen; /* "freeze": a polled engine no longer turns between commands */
 static long pagesz;
 static struct region regions[MAX_REGIONS];
 static unsigned nregions;
@@ -401,6 +406,23 @@ static void cmd_err(void)
 	printf("ok err rc=%d ms=%.1f state=%d\n", ret, ms, qp_state());
 }
 
+/* The application tears the connection down (uiw_destroy_id) while a
+ * TERMINATE may be due; prints how long the call took.  The QP stays. */
+static void cmd_destroy(void)
+{
+	struct timespec t;
+	int ret;
+
+	if (!cid) {
+		printf("err destroy no connection\n");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	ret = uiw_destroy_id(cid);
+	cid = NULL;
+	printf("ok destroy rc=%d ms=%.1f state=%d\n", ret, ms_since(&t), qp_state());
+}
+
 static void cmd_waitwc(char **a, int n)
 {
 	unsigned id = n >= 3 ? (unsigned)strtoul(a[1], NULL, 0) : 0;
@@ -572,6 +594,12 @@ static int run(char *line)
 		cmd_post(a, n, 0);
 	else if (!strcmp(a[0], "err"))
 		cmd_err();
+	else if (!strcmp(a[0], "destroy"))
+		cmd_destroy();
+	else if (!strcmp(a[0], "freeze")) {
+		frozen = polled;
+		printf("ok freeze polled=%d\n", polled);
+	}
 	else if (!strcmp(a[0], "waitwc"))
 		cmd_waitwc(a, n);
 	else if (!strcmp(a[0], "waitall"))
@@ -649,10 +677,11 @@ int main(int argc, char **argv)
 		struct pollfd pfd = {.fd = 0, .events = POLLIN};
 		char *nl;
 
-		poll(&pfd, 1, polled ? 0 : 2);
-		if (polled)
+		poll(&pfd, 1, polled && !frozen ? 0 : 2);
+		if (polled && !frozen)
 			uiw_progress(ctx, 1);
-		drain();
+		if (!frozen)
+			drain();
 		if (!pfd.revents)
 			continue;
 		ret = (int)read(0, buf + have, sizeof(buf) - 1 - have);

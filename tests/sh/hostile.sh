@@ -12,6 +12,8 @@
 #      listener holds at most min(backlog 64, UIW_HS_PENDING_MAX 256)
 #      handshakes (fds bounded), its CPU time stays small and its memory bounded; once the
 #      flood is gone a new client gets in;
+#   2b. Sends with no receive posted, in one write and with the second out
+#      of turn (tests/progs/rdma_norecv_peer.py): TERMINATE, then a FIN;
 #   3. a flood against a listener limited to 32 descriptors (ulimit
 #      -n): accept() fails with EMFILE, the listener backs off instead of
 #      spinning (CPU time small), and serves again afterwards.
@@ -160,6 +162,28 @@ if client after-flood -C 5; then
 else
 	fail "a new client after the flood: $(tail -n 2 "$TMP/after-flood.out")"
 fi
+
+# 2b. Sends with no receive posted (tests/progs/rdma_norecv_peer.py), 10 times
+# each way: all in one write (the second Send finds no receive), and the
+# first alone then the rest 50 ms later (the second takes the reposted
+# receive and is out of turn for rping's protocol, so uiw-ping gives up on
+# the connection while the third is due a TERMINATE): each time the
+# TERMINATE "no buffer" arrives and the stream ends with a FIN, not a reset
+NORECV=$(dirname "$0")/../progs/rdma_norecv_peer.py
+for gap in 0 50; do
+	bad=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		if ! timeout 30 python3 "$NORECV" "$PORT" 8 "$gap" end >"$TMP/norecv.out" 2>&1; then
+			bad=$((bad + 1))
+			why=$(head -c 300 "$TMP/norecv.out")
+		fi
+	done
+	if [ "$bad" = 0 ]; then
+		pass "Sends with no receive (gap $gap ms), 10 times: $(cat "$TMP/norecv.out")"
+	else
+		fail "Sends with no receive (gap $gap ms): $bad of 10 runs wrong, e.g.: $why"
+	fi
+done
 
 # 3. out of descriptors: EMFILE backoff
 server small 32
