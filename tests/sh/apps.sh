@@ -1,0 +1,210 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# apps.sh - real applications, unmodified, with both ends under uiw-run:
+#   - rping (rdmacm-utils): 20 pings of 1000 octets, verified (-V), one namespace;
+#   - ucmatose (rdmacm-utils): 2 connections x 10 messages, one namespace;
+#   - fio --ioengine=rdma, verbs write and read: 8 MiB of 64 KiB blocks at
+#     depth 16 with verify (md5), one namespace;
+#   - fio verb send: fio relies on InfiniBand's RNR retry, which iWARP lacks:
+#     the receiver's TERMINATE "no buffer" ends the connection.  Reported,
+#     not counted (see docs/RDMA-CORE.md, "Applications");
+#   - fi_pingpong (libfabric-bin): -p verbs -e msg and -p "verbs;ofi_rxm"
+#     -e rdm, -c (data checked), in one namespace and between two;
+#   - Open MPI (pml cm, mtl ofi, provider verbs;ofi_rxm; TCP and shared
+#     memory transports off): tests/progs/mpi/mpi_apps.c, built here with
+#     mpicc, 2 and 4 ranks across two namespaces: ping-pong and all-to-all,
+#     every octet checked.
+# Two network namespaces of the test's own joined by a veth pair
+# (192.0.2.1/24 and 192.0.2.2/24), deleted on exit.  Every program runs
+# under timeout(1) and is reaped.  "Over uiwarp" is checked from the
+# library's trace (UIW_RDMA_TRACE=1): the connection was established by
+# libuiw-rdma and completions were polled from it (the programs' own
+# sockets, fi_pingpong's and mpirun's control connections, carry no data).
+# Prints "apps: NAME: PASS (figure)" or "apps: NAME: FAIL (reason)" per
+# application.
+# Exit 0 pass, 77 a program is missing (make deps-test installs them), 78
+# not applicable (sanitizer build), anything else fail.
+# Env: UIW_BIN, UIW_TESTBIN, UIW_SAN; UIW_RDMA_LIB (the library uiw-run preloads).
+
+set -u
+ME=apps
+. "$(dirname "$0")/common.inc"
+
+BIN=${UIW_BIN:-build/bin}
+O=$(dirname "$BIN")
+RUN=$(cd "$BIN" && pwd)/uiw-run
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+T=30
+
+if [ -n "${UIW_SAN:-}" ]; then
+	echo "apps.sh: skipped: a sanitizer build of a preloaded library needs the sanitizer" \
+		"runtime first in the (uninstrumented) programs"
+	exit 78
+fi
+for c in rping ucmatose fio fi_pingpong mpirun mpicc ip timeout python3; do
+	if ! command -v "$c" >/dev/null 2>&1; then
+		echo "apps.sh: skipped: $c is not installed (make deps-test installs rdmacm-utils, fio," \
+			"libfabric-bin, openmpi-bin, libopenmpi-dev)"
+		exit 77
+	fi
+done
+[ -x "$RUN" ] && [ -e "$O/libuiw-rdma.so" ] || { echo "apps.sh: $O/libuiw-rdma.so or $RUN missing (make)"; exit 1; }
+
+NA=uiwappa$$
+NB=uiwappb$$
+AA=192.0.2.1
+AB=192.0.2.2
+trap 'cleanup; ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null' EXIT
+if ! ip netns add "$NA" 2>/dev/null || ! ip netns add "$NB" 2>/dev/null; then
+	echo "apps.sh: cannot create network namespaces (needs root)"
+	exit 1
+fi
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up &&
+	ip link add "a$$" netns "$NA" type veth peer name "b$$" netns "$NB" &&
+	ip -n "$NA" addr add "$AA/24" dev "a$$" && ip -n "$NB" addr add "$AB/24" dev "b$$" &&
+	ip -n "$NA" link set "a$$" up && ip -n "$NB" link set "b$$" up ||
+	{ echo "apps.sh: namespace setup failed"; exit 1; }
+
+ok() { echo "apps: $1: PASS ($2)"; }
+ko() {
+	echo "apps: $1: FAIL ($2)"
+	FAILS=$((FAILS + 1))
+}
+oneline() { grep -v '^$' "$@" 2>/dev/null | grep -v '^uiw-rdma: ' | head -n 3 | tr '\n' ' ' | cut -c 1-300; }
+
+# free_port NS: a port the kernel chose in namespace NS, free now (the
+# programs below take a port number and cannot let the kernel choose)
+free_port() {
+	ip netns exec "$1" python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'
+}
+# listening NS PORT PID: wait (10 s at most) until PORT listens in NS
+listening() {
+	_h=$(printf '%04X' "$2")
+	_w=0
+	while [ $_w -lt 100 ] && kill -0 "$3" 2>/dev/null; do
+		ip netns exec "$1" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			awk -v h=":$_h" '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' && return 0
+		sleep 0.1
+		_w=$((_w + 1))
+	done
+	return 1
+}
+# over_uiwarp FILE...: the trace shows a connection of libuiw-rdma's and
+# completions polled from it
+over_uiwarp() {
+	cat "$@" | grep -q '^uiw-rdma: cm event ESTABLISHED status 0' &&
+		[ "$(cat "$@" | grep -c '^uiw-rdma: poll_cq .* status 0 ')" -gt 0 ]
+}
+# pair NAME SRV_NS CLI_NS -- SERVER ARGS -- CLIENT ARGS: the server in the
+# background (traced), the client in the foreground; $TMP/NAME.{s,c}.{out,err};
+# sets src, crc.  @PORT@ in the arguments is replaced by a free port.
+pair() {
+	_n=$1 _sn=$2 _cn=$3
+	shift 4
+	_p=$(free_port "$_sn")
+	_s="" _c=""
+	while [ "$1" != -- ]; do _s="$_s $(echo "$1" | sed "s/@PORT@/$_p/g")"; shift; done
+	shift
+	for a in "$@"; do _c="$_c $(echo "$a" | sed "s/@PORT@/$_p/g")"; done
+	# shellcheck disable=SC2086 # word splitting of the argument lists is meant
+	UIW_RDMA_TRACE=1 timeout -k 2 "$T" ip netns exec "$_sn" "$RUN" $_s >"$TMP/$_n.s.out" 2>"$TMP/$_n.s.err" &
+	_pid=$!
+	PIDS="$PIDS $_pid"
+	listening "$_sn" "$_p" "$_pid"
+	# shellcheck disable=SC2086
+	UIW_RDMA_TRACE=1 timeout -k 2 "$T" ip netns exec "$_cn" "$RUN" $_c >"$TMP/$_n.c.out" 2>"$TMP/$_n.c.err"
+	crc=$?
+	wait "$_pid"
+	src=$?
+}
+
+# ---- rping: -V verifies every ping's payload
+pair rping "$NA" "$NA" -- rping -s -a "$AA" -p @PORT@ -C 20 -S 1000 -V -- rping -c -a "$AA" -p @PORT@ -C 20 -S 1000 -V -v
+n=$(grep -c '^ping data: rdma-ping-' "$TMP/rping.c.out")
+if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ "$n" = 20 ] && over_uiwarp "$TMP"/rping.?.err; then
+	ok rping "20 pings of 1000 octets verified"
+else
+	ko rping "client $crc, server $src, $n pings: $(oneline "$TMP"/rping.?.out "$TMP"/rping.?.err)"
+fi
+
+# ---- ucmatose: 2 connections, 10 messages each way
+pair ucmatose "$NA" "$NA" -- ucmatose -b "$AA" -p @PORT@ -c 2 -C 10 -- ucmatose -s "$AA" -p @PORT@ -c 2 -C 10
+if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -q 'test complete' "$TMP/ucmatose.c.out" && over_uiwarp "$TMP"/ucmatose.?.err; then
+	ok ucmatose "2 connections x 10 messages"
+else
+	ko ucmatose "client $crc, server $src: $(oneline "$TMP"/ucmatose.?.out "$TMP"/ucmatose.?.err)"
+fi
+
+# ---- fio: the server is the reading job, the client the writing one
+FIO="fio --ioengine=rdma --bs=64k --size=8m --iodepth=16 --output-format=terse --terse-version=3"
+for v in write read; do
+	pair "fio-$v" "$NA" "$NB" -- $FIO --name=srv --rw=read --port=@PORT@ -- \
+		$FIO --name=cli --rw=write --hostname="$AA" --port=@PORT@ --verb=$v --verify=md5
+	# terse v3: field 5 the error, 48 the write bandwidth (KiB/s)
+	bw=$(awk -F';' '$3 == "cli" && $5 == 0 { printf "%.0f MiB/s", $48 / 1024 }' "$TMP/fio-$v.c.out")
+	if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$bw" ] && over_uiwarp "$TMP"/fio-$v.?.err; then
+		ok "fio verb $v" "8 MiB in 64 KiB blocks, depth 16, md5 verified, $bw, across namespaces"
+	else
+		ko "fio verb $v" "client $crc, server $src: $(oneline "$TMP"/fio-$v.?.out "$TMP"/fio-$v.?.err)"
+	fi
+done
+# verb send: known to fail (iWARP has no RNR retry); bounded, reported only
+T0=$T
+T=10
+pair fio-send "$NA" "$NB" -- $FIO --name=srv --rw=read --port=@PORT@ -- \
+	$FIO --name=cli --rw=write --hostname="$AA" --port=@PORT@ --verb=send
+T=$T0
+# (124/137: still blocked in ibv_get_cq_event when timeout(1) ended it)
+echo "apps: fio verb send: KNOWN-FAIL, not counted (client exit $crc, server exit $src;" \
+	"$(grep -h '^fio: cq completion' "$TMP"/fio-send.c.err "$TMP"/fio-send.s.err | head -n 2 | tr '\n' ' '))"
+
+# ---- fi_pingpong: -c checks the data; one namespace, then between two
+for ep in "verbs msg" "verbs;ofi_rxm rdm"; do
+	prov=${ep% *}
+	e=${ep#* }
+	for where in one two; do
+		cn=$NA
+		[ $where = two ] && cn=$NB
+		pair fi "$NA" "$cn" -- fi_pingpong -p "$prov" -e "$e" -B @PORT@ -S 4096 -I 100 -c -- \
+			fi_pingpong -p "$prov" -e "$e" -P @PORT@ -S 4096 -I 100 -c "$AA"
+		res=$(awk '/^bytes/ { getline; print $7 " us/xfer"; exit }' "$TMP/fi.c.out")
+		name="fi_pingpong -p $prov -e $e ($where namespace$([ $where = two ] && echo s))"
+		if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$res" ] && over_uiwarp "$TMP"/fi.?.err; then
+			ok "$name" "100 x 4096 octets checked, $res"
+		else
+			ko "$name" "client $crc, server $src: $(oneline "$TMP"/fi.?.out "$TMP"/fi.?.err)"
+		fi
+	done
+done
+
+# ---- Open MPI across the two namespaces: mpirun runs in the first; its
+# "rsh" runs a command in the namespace named as the host.  TCP and
+# shared-memory BTLs are off and pml cm with mtl ofi takes libfabric's
+# verbs;ofi_rxm only, so data moves over uiwarp or not at all.
+if mpicc -std=c11 -O2 -o "$TMP/mpi_apps" "$SRC/tests/progs/mpi/mpi_apps.c" 2>"$TMP/mpicc.err"; then
+	printf '#!/bin/sh\nh=$1\nshift\nexec ip netns exec "$h" sh -c "$*"\n' >"$TMP/nsrsh"
+	chmod +x "$TMP/nsrsh"
+	printf '%s slots=2\n%s slots=2\n' "$NA" "$NB" >"$TMP/hosts"
+	for np in 2 4; do
+		# shellcheck disable=SC2086
+		UIW_RDMA_TRACE=1 timeout -k 2 40 ip netns exec "$NA" mpirun --allow-run-as-root \
+			--oversubscribe -np $np --map-by node --hostfile "$TMP/hosts" \
+			--mca plm_rsh_agent "$TMP/nsrsh" --mca routed direct --mca oob_tcp_if_include 192.0.2.0/24 \
+			--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm" \
+			--mca btl ^tcp,openib,vader,uct -x UIW_RDMA_TRACE -x FI_PROVIDER="verbs;ofi_rxm" \
+			${UIW_RDMA_LIB:+-x UIW_RDMA_LIB} \
+			"$RUN" "$TMP/mpi_apps" 50 65536 4096 >"$TMP/mpi.out" 2>&1
+		rc=$?
+		line=$(grep '^mpi_apps: ranks' "$TMP/mpi.out")
+		if [ "$rc" = 0 ] && [ -n "$line" ] && over_uiwarp "$TMP/mpi.out"; then
+			ok "Open MPI $np ranks" "$(echo "$line" | sed 's/^mpi_apps: //'), 2 namespaces"
+		else
+			ko "Open MPI $np ranks" "mpirun $rc: $(oneline "$TMP/mpi.out")"
+		fi
+	done
+else
+	ko "Open MPI" "mpicc: $(oneline "$TMP/mpicc.err")"
+fi
+
+end_checks
