@@ -46,10 +46,11 @@ BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-
 # python3 (hostile peers), man-db and groff (the man page checks of install.sh),
 # rdma-core's programs run on libuiw-rdma by compat.sh (ibverbs-utils,
 # rdmacm-utils, perftest; qperf: dropin_cm.sh), tcpdump and tshark (rfc7306_wire.sh: RFC 7306
-# traffic captured and decoded by Wireshark's dissector)
+# traffic captured and decoded by Wireshark's dissector); the applications of
+# apps.sh: fio, libfabric-bin (fi_pingpong), openmpi-bin and libopenmpi-dev (mpirun, mpicc)
 TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
                   valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest qperf time \
-                  tcpdump tshark
+                  tcpdump tshark fio libfabric-bin openmpi-bin libopenmpi-dev
 DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
