@@ -71,7 +71,7 @@ ko() {
 	echo "apps: $1: FAIL ($2)"
 	FAILS=$((FAILS + 1))
 }
-oneline() { grep -v '^$' "$@" 2>/dev/null | grep -v '^uiw-rdma: ' | head -n 3 | tr '\n' ' ' | cut -c 1-300; }
+oneline() { cat "$@" 2>/dev/null | grep -v '^$' | grep -v '^uiw-rdma: ' | head -n 3 | tr '\n' ' ' | cut -c 1-300; }
 
 # free_port NS: a port the kernel chose in namespace NS, free now (the
 # programs below take a port number and cannot let the kernel choose)
@@ -166,12 +166,20 @@ for ep in "verbs msg" "verbs;ofi_rxm rdm"; do
 	for where in one two; do
 		cn=$NA
 		[ $where = two ] && cn=$NB
-		pair fi "$NA" "$cn" -- fi_pingpong -p "$prov" -e "$e" -B @PORT@ -S 4096 -I 100 -c -- \
-			fi_pingpong -p "$prov" -e "$e" -P @PORT@ -S 4096 -I 100 -c "$AA"
+		again=""
+		for try in 1 2; do
+			pair fi "$NA" "$cn" -- fi_pingpong -p "$prov" -e "$e" -B @PORT@ -S 4096 -I 100 -c -- \
+				fi_pingpong -p "$prov" -e "$e" -P @PORT@ -S 4096 -I 100 -c "$AA"
+			# once in a few runs of -e rdm one side dies of SIGSEGV in
+			# libfabric's teardown after a passing run: tried once more,
+			# and said so
+			[ "$crc" = 0 ] && [ "$src" = 0 ] && break
+			[ $try = 1 ] && again=", second try: first client $crc, server $src"
+		done
 		res=$(awk '/^bytes/ { getline; print $7 " us/xfer"; exit }' "$TMP/fi.c.out")
 		name="fi_pingpong -p $prov -e $e ($where namespace$([ $where = two ] && echo s))"
 		if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$res" ] && over_uiwarp "$TMP"/fi.?.err; then
-			ok "$name" "100 x 4096 octets checked, $res"
+			ok "$name" "100 x 4096 octets checked, $res$again"
 		else
 			ko "$name" "client $crc, server $src: $(oneline "$TMP"/fi.?.out "$TMP"/fi.?.err)"
 		fi
