@@ -23,6 +23,10 @@
  * Request, -L in the Reply, default -P),
  * reject (the server rejects with -P octets), refused (the connection must
  * fail: the client reports the event; the server must see no request),
+ * refused-reply (the client refuses the server's Reply, siw one with M=1 from
+ * a uiwarp server with --markers: the client reports the event as for
+ * refused, the server accepts and must see the connection end, no
+ * completion succeeding),
  * err-stag err-bounds err-access (the client Writes to a bad STag, beyond
  * the region, to a region without remote write: the server must TERMINATE;
  * err-send-long: the client Sends 64 octets into the server's 32-octet
@@ -392,6 +396,37 @@ static int err_client(struct info *si, struct pmr *loc)
 	return finish();
 }
 
+/* refused-reply: the client refused our Reply (siw refuses M=1, having no
+ * markers to send) and closes TCP: whatever the accept reported, the
+ * connection must end within wait_ms and nothing posted may succeed. */
+static int refused_reply_server(struct pev *ev)
+{
+	struct pwc wc;
+	char b[160];
+
+	for (int i = 0; i < 4 && ev->type == P_EV_ESTABLISHED; i++) {
+		INFO("ESTABLISHED after accept: waiting for the connection to end");
+		if (p_next_event(ev, wait_ms))
+			ev->type = P_EV_TIMEOUT;
+	}
+	if (ev->type != P_EV_DISCONNECTED && ev->type != P_EV_CONNECT_ERROR &&
+	    ev->type != P_EV_REJECTED) {
+		FAIL("%s (status %d): the refused connection did not end", ev->name, ev->status);
+		return finish();
+	}
+	INFO("%s status %d: %s", ev->name, ev->status, term_str(ev, b, sizeof(b)));
+	while (p_poll(&wc, 200) > 0) {
+		INFO("completion %llu: %s", (unsigned long long)wc.id, wc.status_str);
+		if (!wc.status) {
+			FAIL("completion %llu succeeded on a refused connection",
+			     (unsigned long long)wc.id);
+			return finish();
+		}
+	}
+	PASS("the refused Reply ended the connection: %s, status %d", ev->name, ev->status);
+	return finish();
+}
+
 static int err_server(void)
 {
 	struct pev ev;
@@ -546,6 +581,8 @@ static int server(const char *addr, int port)
 	}
 	if (rc)
 		return die("accept", rc);
+	if (!strcmp(scen, "refused-reply"))
+		return refused_reply_server(&ev);
 	if (ev.type != P_EV_ESTABLISHED) {
 		FAIL("%s (status %d) after accept, expected ESTABLISHED", ev.name, ev.status);
 		return finish();
@@ -717,7 +754,7 @@ static int client(const char *addr, int port)
 	}
 	if (rc)
 		return die("connect", rc);
-	if (!strcmp(scen, "refused")) {
+	if (!strcmp(scen, "refused") || !strcmp(scen, "refused-reply")) {
 		if (ev.type == P_EV_REJECTED || ev.type == P_EV_CONNECT_ERROR)
 			PASS("connection refused: %s, status %d (%s), %d octets of private data", ev.name,
 			     ev.status, strerror(ev.status < 0 ? -ev.status : ev.status), ev.pdlen);
