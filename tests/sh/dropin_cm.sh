@@ -23,8 +23,9 @@
 # Ports: the kernel's choice where the program takes a number (a socket
 # bound to port 0 and closed; a server that loses the port to another
 # program in between is started again).  A sanitizer build runs
-# rdma_cm_srv only (it is built with the sanitizer; rdma-core's programs
-# are not, and cannot load a sanitized library): then exit 0 as well.
+# rdma_cm_srv only (it is built with the sanitizer and loads the sanitized
+# library; rdma-core's programs are not instrumented and cannot): then
+# exit 0 as well.
 # Exit 0 pass, 77 skip (something needed is missing), anything else fail.
 # Every program runs under timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
 
@@ -51,25 +52,25 @@ if ! command -v timeout >/dev/null 2>&1; then
 fi
 
 # ---- tests/progs/rdma_cm_srv
-if [ -n "${UIW_SAN:-}" ]; then
-	# the program is instrumented: its sanitizer runtime must come before
-	# the preloaded (sanitized) library in the search order
-	rt=""
-	case "$UIW_SAN" in
-	*address*) rt=$(${CC:-cc} -print-file-name=libasan.so 2>/dev/null) ;;
-	*thread*) rt=$(${CC:-cc} -print-file-name=libtsan.so 2>/dev/null) ;;
-	esac
-	[ -n "$rt" ] && [ -e "$rt" ] || rt=""
-	LD_PRELOAD="${rt:+$rt }$(cd "$O" && pwd)/libuiw-rdma.so" timeout 200 "$TESTBIN/rdma_cm_srv" \
-		>"$TMP/srv.out" 2>"$TMP/srv.err"
-else
-	timeout 200 "$RUN" "$TESTBIN/rdma_cm_srv" >"$TMP/srv.out" 2>"$TMP/srv.err"
-fi
+case ${UIW_SAN:-} in
+*address*)
+	# libuiw-rdma.so is preloaded ahead of the program's own libasan
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+	# a destroyed event channel is kept on purpose (rdma-compat/uiw_rdma_cm.c:
+	# a late rdma_get_cm_event() on it answers EBADF, not a use after free)
+	echo "leak:rdma_create_event_channel" >"$TMP/lsan.supp"
+	LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp"
+	export ASAN_OPTIONS LSAN_OPTIONS
+	;;
+esac
+timeout 200 "$RUN" "$TESTBIN/rdma_cm_srv" >"$TMP/srv.out" 2>"$TMP/srv.err"
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^ok: all done' "$TMP/srv.out"; then
 	pass "rdma_cm_srv: $(grep -c '^ok:' "$TMP/srv.out") checks passed"
 else
-	fail "rdma_cm_srv: exit $rc: $(grep -v '^ok:' "$TMP/srv.out" | head -n 3) $(head -c 400 "$TMP/srv.err")"
+	fail "rdma_cm_srv: exit $rc: $(grep -v '^ok:' "$TMP/srv.out" | head -n 3)" \
+		"$(grep -E 'ERROR|SUMMARY|runtime error|^ +#[0-9] ' "$TMP/srv.err" | head -n 12)" \
+		"$(grep -v '^uiw-rdma:' "$TMP/srv.err" | head -c 400)"
 fi
 if [ -n "${UIW_SAN:-}" ]; then
 	echo "dropin_cm.sh: cmtime, ucmatose, qperf and perftest not run: a sanitizer build of a" \
