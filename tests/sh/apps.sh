@@ -32,7 +32,7 @@ ME=apps
 . "$(dirname "$0")/common.inc"
 
 BIN=${UIW_BIN:-build/bin}
-O=$(dirname "$BIN")
+O=$(cd "$(dirname "$BIN")" && pwd)
 RUN=$(cd "$BIN" && pwd)/uiw-run
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=30
@@ -65,6 +65,10 @@ ip -n "$NA" link set lo up && ip -n "$NB" link set lo up &&
 	ip -n "$NA" addr add "$AA/24" dev "a$$" && ip -n "$NB" addr add "$AB/24" dev "b$$" &&
 	ip -n "$NA" link set "a$$" up && ip -n "$NB" link set "b$$" up ||
 	{ echo "apps.sh: namespace setup failed"; exit 1; }
+
+# the programs leave files in their working directory (fio's verify state,
+# libfabric's backtrace dumps): the test's own directory, not the checkout
+cd "$TMP" || exit 1
 
 ok() { echo "apps: $1: PASS ($2)"; }
 ko() {
