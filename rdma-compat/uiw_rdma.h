@@ -96,7 +96,13 @@ struct uiw_rdma_qp {
 	int sq_sig_all;
 	enum ibv_qp_state bk_state; /* INIT/RTR/RTS: bookkeeping */
 	struct uiw_rdma_cm_id *cm; /* the CM id it serves (connect/accept), under the CM lock */
-	/* ibv_wr_* (extended posting): the chain being built, capacity */
+	/* ibv_wr_* (extended posting): the chain being built, capacity; all
+	 * of it under @xlock, which ibv_wr_start() takes and
+	 * ibv_wr_complete()/ibv_wr_abort() release (libibverbs: the provider
+	 * serialises the critical regions of a QP).  A WR's SGEs are
+	 * xsge[i * UIW_MAX_SGE ...]; xwr[i].sg_list is set only when the chain
+	 * is posted, as xsge moves when it grows. */
+	pthread_mutex_t xlock;
 	struct uiw_send_wr *xwr;
 	struct uiw_sge *xsge;
 	unsigned xn, xcap;

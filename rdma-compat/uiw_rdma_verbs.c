@@ -24,6 +24,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "uiw_hidden.h"
 #include "uiw_rdma.h"
 
 #undef ibv_reg_mr
@@ -681,6 +682,9 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 
 /* ---- work requests ------------------------------------------------------------- */
 
+/* WRs converted on the stack; a longer chain gets arrays of its size, so
+ * that it reaches uiwarp in one call: its WRs stay together in the queue
+ * when other threads post to the QP too (as under a provider's queue lock) */
 #define POST_BATCH 16
 
 /* ibv_wr_opcode -> uiw_wr_opcode; -1 with *err set when iWARP/uiwarp has none */
@@ -733,19 +737,20 @@ static int map_send_opcode(enum ibv_wr_opcode op, int *err)
 
 #define SEND_FLAGS_OK (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
-static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+/* op_post_send() of @wr converted in arrays of @cap WRs (u, sge, src) */
+static int post_send_chain(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+			   struct uiw_send_wr *u, struct uiw_sge (*sge)[UIW_MAX_SGE], struct ibv_send_wr **src,
+			   size_t cap)
 {
 	struct uiw_rdma_qp *qp = uiw_rdma_qp(ibqp);
-	struct uiw_send_wr u[POST_BATCH];
-	struct uiw_sge sge[POST_BATCH][UIW_MAX_SGE];
-	struct ibv_send_wr *src[POST_BATCH];
 
 	while (wr) {
 		struct ibv_send_wr *w = wr, *stop = NULL;
 		struct uiw_send_wr *ubad = NULL;
-		int n = 0, err = 0, ret;
+		size_t n = 0;
+		int err = 0, ret;
 
-		for (; w && n < POST_BATCH; w = w->next) {
+		for (; w && n < cap; w = w->next) {
 			int op = map_send_opcode(w->opcode, &err);
 
 			if (op < 0 || w->num_sge < 0 || w->num_sge > UIW_MAX_SGE ||
@@ -816,19 +821,49 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 	return 0;
 }
 
-static int post_recv_common(struct uiw_qp *uqp, struct uiw_srq *usrq, struct ibv_recv_wr *wr,
-			    struct ibv_recv_wr **bad_wr)
+static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	struct uiw_recv_wr u[POST_BATCH];
+	struct uiw_send_wr u[POST_BATCH];
 	struct uiw_sge sge[POST_BATCH][UIW_MAX_SGE];
-	struct ibv_recv_wr *src[POST_BATCH];
+	struct ibv_send_wr *src[POST_BATCH];
+	size_t n = 0;
+	struct uiw_send_wr *hu;
+	struct uiw_sge(*hsge)[UIW_MAX_SGE];
+	struct ibv_send_wr **hsrc;
+	int ret;
 
+	for (struct ibv_send_wr *c = wr; c; c = c->next)
+		n++;
+	if (n <= POST_BATCH)
+		return post_send_chain(ibqp, wr, bad_wr, u, sge, src, POST_BATCH);
+	hu = malloc(n * sizeof(*hu));
+	hsge = malloc(n * sizeof(*hsge));
+	hsrc = malloc(n * sizeof(*hsrc));
+	if (hu && hsge && hsrc) {
+		ret = post_send_chain(ibqp, wr, bad_wr, hu, hsge, hsrc, n);
+	} else {
+		if (bad_wr)
+			*bad_wr = wr; /* nothing posted */
+		ret = pos_err(ENOMEM);
+	}
+	free(hu);
+	free(hsge);
+	free(hsrc);
+	return ret;
+}
+
+/* post_recv_common() of @wr converted in arrays of @cap WRs (u, sge, src) */
+static int post_recv_chain(struct uiw_qp *uqp, struct uiw_srq *usrq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr, struct uiw_recv_wr *u, struct uiw_sge (*sge)[UIW_MAX_SGE],
+			   struct ibv_recv_wr **src, size_t cap)
+{
 	while (wr) {
 		struct ibv_recv_wr *w = wr, *stop = NULL;
 		struct uiw_recv_wr *ubad = NULL;
-		int n = 0, ret;
+		size_t n = 0;
+		int ret;
 
-		for (; w && n < POST_BATCH; w = w->next) {
+		for (; w && n < cap; w = w->next) {
 			if (w->num_sge < 0 || w->num_sge > UIW_MAX_SGE || (w->num_sge && !w->sg_list)) {
 				stop = w;
 				break;
@@ -862,6 +897,39 @@ static int post_recv_common(struct uiw_qp *uqp, struct uiw_srq *usrq, struct ibv
 		wr = w;
 	}
 	return 0;
+}
+
+/* a chain of receives in one uiw_post_recv(), as op_post_send() */
+static int post_recv_common(struct uiw_qp *uqp, struct uiw_srq *usrq, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr)
+{
+	struct uiw_recv_wr u[POST_BATCH];
+	struct uiw_sge sge[POST_BATCH][UIW_MAX_SGE];
+	struct ibv_recv_wr *src[POST_BATCH];
+	size_t n = 0;
+	struct uiw_recv_wr *hu;
+	struct uiw_sge(*hsge)[UIW_MAX_SGE];
+	struct ibv_recv_wr **hsrc;
+	int ret;
+
+	for (struct ibv_recv_wr *c = wr; c; c = c->next)
+		n++;
+	if (n <= POST_BATCH)
+		return post_recv_chain(uqp, usrq, wr, bad_wr, u, sge, src, POST_BATCH);
+	hu = malloc(n * sizeof(*hu));
+	hsge = malloc(n * sizeof(*hsge));
+	hsrc = malloc(n * sizeof(*hsrc));
+	if (hu && hsge && hsrc) {
+		ret = post_recv_chain(uqp, usrq, wr, bad_wr, hu, hsge, hsrc, n);
+	} else {
+		if (bad_wr)
+			*bad_wr = wr; /* nothing posted */
+		ret = pos_err(ENOMEM);
+	}
+	free(hu);
+	free(hsge);
+	free(hsrc);
+	return ret;
 }
 
 static int op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -1049,6 +1117,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	qp->qpx.qp_base.qp_type = IBV_QPT_RC;
 	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
+	pthread_mutex_init(&qp->xlock, NULL);
 	qpx_init_ops(qp);
 	qp->qpx.qp_base.qp_num = uiw_qp_num(qp->uqp);
 	uiw_qp_set_context(qp->uqp, qp);
@@ -1225,6 +1294,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	free(qp->xwr);
 	free(qp->xsge);
 	free(qp->xinl);
+	pthread_mutex_destroy(&qp->xlock);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	free(qp);
@@ -1233,8 +1303,13 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 /* ---- ibv_qp_ex: ibv_wr_start() ... ibv_wr_complete() ---------------------------
  * The wr_* calls build a chain of uiw_send_wr in the QP; wr_complete()
- * posts it.  A call iWARP has no operation for makes wr_complete() fail
- * (with EOPNOTSUPP or EINVAL) and posts nothing. */
+ * posts it, whole or not at all (libibverbs: nothing is posted unless it
+ * returns 0): a call iWARP has no operation for (EOPNOTSUPP or EINVAL), or
+ * a WR uiwarp refuses (a bad lkey: EPERM; no room for the whole chain in
+ * the send queue: ENOMEM; an inline WR too long, ...) fails the batch.
+ * wr_start() takes the QP's xlock, wr_complete() and wr_abort() release
+ * it: one thread's batch at a time per QP, as libibverbs' providers
+ * serialise them. */
 
 static struct uiw_rdma_qp *xqp(struct ibv_qp_ex *q)
 {
@@ -1253,7 +1328,16 @@ static void qpx_reset(struct uiw_rdma_qp *qp)
 
 static void x_start(struct ibv_qp_ex *q)
 {
-	qpx_reset(xqp(q));
+	struct uiw_rdma_qp *qp = xqp(q);
+
+	pthread_mutex_lock(&qp->xlock);
+	qpx_reset(qp);
+}
+
+/* the SGEs of the @i-th WR of the chain (valid until the next x_new()) */
+static struct uiw_sge *x_sge(struct uiw_rdma_qp *qp, unsigned i)
+{
+	return &qp->xsge[(size_t)i * UIW_MAX_SGE];
 }
 
 /* a new WR at the end of the chain (NULL: no room; xerr says why) */
@@ -1290,7 +1374,6 @@ static struct uiw_send_wr *x_new(struct ibv_qp_ex *q, enum uiw_wr_opcode op)
 	w->wr_id = q->wr_id;
 	w->opcode = op;
 	w->send_flags = q->wr_flags | (qp->sq_sig_all ? IBV_SEND_SIGNALED : 0);
-	w->sg_list = &qp->xsge[qp->xn * UIW_MAX_SGE];
 	qp->xn++;
 	return w;
 }
@@ -1447,18 +1530,21 @@ static void x_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
 static void x_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	struct uiw_send_wr *w = x_cur(q);
+	struct uiw_sge *g;
 
 	if (!w)
 		return;
+	g = x_sge(xqp(q), xqp(q)->xn - 1);
 	w->num_sge = 1;
-	w->sg_list[0].addr = addr;
-	w->sg_list[0].length = length;
-	w->sg_list[0].lkey = lkey;
+	g[0].addr = addr;
+	g[0].length = length;
+	g[0].lkey = lkey;
 }
 
 static void x_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *l)
 {
 	struct uiw_send_wr *w = x_cur(q);
+	struct uiw_sge *g;
 
 	if (!w)
 		return;
@@ -1466,11 +1552,12 @@ static void x_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *
 		x_fail(q, EINVAL);
 		return;
 	}
+	g = x_sge(xqp(q), xqp(q)->xn - 1);
 	w->num_sge = (int)n;
 	for (size_t i = 0; i < n; i++) {
-		w->sg_list[i].addr = l[i].addr;
-		w->sg_list[i].length = l[i].length;
-		w->sg_list[i].lkey = l[i].lkey;
+		g[i].addr = l[i].addr;
+		g[i].length = l[i].length;
+		g[i].lkey = l[i].lkey;
 	}
 }
 
@@ -1480,6 +1567,7 @@ static void x_set_inline_list(struct ibv_qp_ex *q, size_t n, const struct ibv_da
 	struct uiw_rdma_qp *qp = xqp(q);
 	struct uiw_send_wr *w = x_cur(q);
 	size_t len = 0, off = 0;
+	struct uiw_sge *g;
 	char *buf;
 
 	if (!w)
@@ -1504,9 +1592,10 @@ static void x_set_inline_list(struct ibv_qp_ex *q, size_t n, const struct ibv_da
 	qp->xinl[qp->xn - 1] = buf;
 	w->send_flags |= UIW_SEND_INLINE;
 	w->num_sge = 1;
-	w->sg_list[0].addr = (uintptr_t)buf;
-	w->sg_list[0].length = (uint32_t)len;
-	w->sg_list[0].lkey = 0;
+	g = x_sge(qp, qp->xn - 1);
+	g[0].addr = (uintptr_t)buf;
+	g[0].length = (uint32_t)len;
+	g[0].lkey = 0;
 }
 
 static void x_set_inline(struct ibv_qp_ex *q, void *addr, size_t length)
@@ -1525,18 +1614,25 @@ static int x_complete(struct ibv_qp_ex *q)
 	if (qp->xerr) {
 		ret = qp->xerr;
 	} else if (qp->xn) {
-		for (unsigned i = 0; i + 1 < qp->xn; i++)
-			qp->xwr[i].next = &qp->xwr[i + 1];
-		qp->xwr[qp->xn - 1].next = NULL;
-		ret = -uiw_post_send(qp->uqp, qp->xwr, &bad);
+		for (unsigned i = 0; i < qp->xn; i++) {
+			qp->xwr[i].sg_list = x_sge(qp, i);
+			qp->xwr[i].next = i + 1 < qp->xn ? &qp->xwr[i + 1] : NULL;
+		}
+		ret = -uiw_post_send_all(qp->uqp, qp->xwr, &bad);
 	}
 	qpx_reset(qp);
+	pthread_mutex_unlock(&qp->xlock);
+	if (ret)
+		errno = ret;
 	return ret;
 }
 
 static void x_abort(struct ibv_qp_ex *q)
 {
-	qpx_reset(xqp(q));
+	struct uiw_rdma_qp *qp = xqp(q);
+
+	qpx_reset(qp);
+	pthread_mutex_unlock(&qp->xlock);
 }
 
 static void qpx_init_ops(struct uiw_rdma_qp *qp)

@@ -323,6 +323,15 @@ extern const struct mpa_ops rdmap_mpa_ops;
  */
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
 
+/**
+ * rdmap_send_check() - what rdmap_post_send() would answer for @wr if
+ * @ahead requests were queued before it, without queuing anything: 0 or
+ * the same -errno (-ENOMEM when fewer than @ahead + 1 slots are free).  A
+ * chain checked this way, then posted under the same lock, is queued
+ * whole or not at all (ibv_wr_complete()).
+ */
+int rdmap_send_check(struct rdmap_qp *qp, const struct rdmap_send_wr *wr, unsigned ahead);
+
 /** rdmap_post_recv() - as rdmap_post_send() for the receive queue (-EINVAL
  * too when the QP has none: max_recv_wr 0, or receives from an SRQ). */
 int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);

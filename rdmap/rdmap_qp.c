@@ -412,9 +412,8 @@ void rdmap_qp_modify_error(struct rdmap_qp *qp)
 	rdmap_qp_to_error(qp, NULL, 0);
 }
 
-int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+int rdmap_send_check(struct rdmap_qp *qp, const struct rdmap_send_wr *wr, unsigned ahead)
 {
-	struct rdmap_swqe *w;
 	uint64_t total;
 	unsigned access = 0;
 
@@ -473,12 +472,24 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 		return -EINVAL;
 	if ((wr->flags & RDMAP_WR_INLINE) && total > qp->cfg.max_inline)
 		return -EINVAL;
-	if (qp->sq_count == qp->cfg.max_send_wr)
+	if (ahead >= qp->cfg.max_send_wr - qp->sq_count)
 		return -ENOMEM;
 	if (!(wr->flags & RDMAP_WR_INLINE))
 		for (int i = 0; i < wr->num_sge; i++)
 			if (sge_check(qp, &wr->sge[i], access))
 				return -EPERM;
+	return 0;
+}
+
+int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+{
+	struct rdmap_swqe *w;
+	uint64_t total;
+	int ret = rdmap_send_check(qp, wr, 0);
+
+	if (ret)
+		return ret;
+	total = sge_total(wr->sge, wr->num_sge);
 	w = sq_at(qp, qp->sq_head + qp->sq_count);
 	w->wr = *wr;
 	w->total = total;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "uiw_hidden.h"
 #include "uiw_int.h"
 
 /* the public bounds (uiw_verbs.h) are the engine's */
@@ -140,6 +141,82 @@ int uiw_dealloc_pd(struct uiw_pd *pd)
 	return 0;
 }
 
+/* a hexadecimal address of /proc/self/maps at *@p, *@p moved past it */
+static uintptr_t maps_hex(const char **p, const char *end)
+{
+	uintptr_t v = 0;
+
+	for (; *p < end; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uintptr_t)(c - 'a' + 10);
+		else
+			break;
+	}
+	return v;
+}
+
+/*
+ * Is every page of [@lo, @hi) mapped, writable when @write, else readable?
+ * The kernel's ib_umem_get() pins the pages of a registration and refuses
+ * one that is not (EFAULT); uiwarp pins nothing, and a peer's Write into a
+ * read-only page, or a Send from an unmapped one, would kill the process in
+ * the engine's copy.  Permissions are per mapping, so the answer comes from
+ * the mappings themselves (/proc/self/maps, in address order), read only
+ * as far as the range: the cost does not grow with the range's size (about
+ * 20-40 us a registration, docs/RDMA-CORE.md).  0 or -EFAULT; 0 when
+ * /proc is not there (nothing to check against: as before).
+ */
+static int mem_mapped(uintptr_t lo, uintptr_t hi, int write)
+{
+	char buf[1024];
+	size_t have = 0;
+	uintptr_t cur = lo;
+	int fd, ret = -EFAULT;
+
+	if (lo >= hi)
+		return 0;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+		const char *p = buf, *nl;
+
+		if (r <= 0)
+			break; /* the mappings end before @hi: a hole */
+		have += (size_t)r;
+		/* each whole line: "start-end perms ..." */
+		while ((nl = memchr(p, '\n', (size_t)(buf + have - p)))) {
+			uintptr_t start = maps_hex(&p, nl), end;
+
+			p++; /* '-' */
+			end = maps_hex(&p, nl);
+			p++; /* ' ' */
+			if (end > cur) {
+				if (start > cur || nl - p < 2 || p[write ? 1 : 0] == '-')
+					goto out; /* a hole, or not allowed here */
+				cur = end;
+				if (cur >= hi) {
+					ret = 0;
+					goto out;
+				}
+			}
+			p = nl + 1;
+		}
+		have = (size_t)(buf + have - p);
+		if (have == sizeof(buf))
+			break; /* no line is that long */
+		memmove(buf, p, have);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **out)
 {
 	struct uiw_context *ctx = pd->ctx;
@@ -151,6 +228,14 @@ int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct 
 	if (access & ~(UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ |
 		       UIW_ACCESS_REMOTE_ATOMIC))
 		return -EINVAL;
+	/* what ddp_mr_reg() refuses with -EINVAL (NULL, a range that wraps,
+	 * remote write without local write) it still does, as the kernel
+	 * checks the arguments before it pins */
+	if (addr && (uintptr_t)addr + length > (uintptr_t)addr &&
+	    (!(access & (UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_ATOMIC)) ||
+	     (access & UIW_ACCESS_LOCAL_WRITE)) &&
+	    mem_mapped((uintptr_t)addr, (uintptr_t)addr + length, !!(access & UIW_ACCESS_LOCAL_WRITE)))
+		return -EFAULT;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
@@ -931,7 +1016,14 @@ static int conv_send(struct rdmap_send_wr *w, const struct uiw_send_wr *wr)
 	return conv_sge(w->sge, wr->sg_list, wr->num_sge);
 }
 
-int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr)
+/* @wr as RDMAP's request in *@w, checked against what the QP allows */
+static int send_wr_of(struct uiw_qp *qp, struct rdmap_send_wr *w, const struct uiw_send_wr *wr)
+{
+	return wr->num_sge > (int)qp->max_send_sge ? -EINVAL : conv_send(w, wr);
+}
+
+/* uiw_post_send(); @all: the chain whole or nothing (uiw_post_send_all()) */
+static int post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr, int all)
 {
 	struct uiw_context *ctx = qp->ctx;
 	struct rdmap_send_wr w;
@@ -940,8 +1032,26 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 
 	/* the QP's engine's lock alone: other engines turn meanwhile */
 	qeng = qp_lock(qp);
+	if (all) {
+		/* the whole chain first, as if each WR were queued behind the
+		 * ones before it; nothing changes the queue until the lock is
+		 * released, so what passes here is queued below */
+		unsigned ahead = 0;
+
+		for (struct uiw_send_wr *c = wr; c; c = c->next, ahead++) {
+			ret = send_wr_of(qp, &w, c);
+			if (!ret)
+				ret = rdmap_send_check(&qp->qp, &w, ahead);
+			if (ret) {
+				eng_unlock(qeng);
+				if (bad_wr)
+					*bad_wr = c;
+				return ret;
+			}
+		}
+	}
 	for (; wr; wr = wr->next) {
-		ret = wr->num_sge > (int)qp->max_send_sge ? -EINVAL : conv_send(&w, wr);
+		ret = send_wr_of(qp, &w, wr);
 		if (!ret)
 			ret = rdmap_post_send(&qp->qp, &w);
 		if (ret)
@@ -969,6 +1079,16 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr 
 	else if (kick)
 		engine_kick(eng);
 	return ret;
+}
+
+int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr)
+{
+	return post_send(qp, wr, bad_wr, 0);
+}
+
+int uiw_post_send_all(struct uiw_qp *qp, struct uiw_send_wr *wr, struct uiw_send_wr **bad_wr)
+{
+	return post_send(qp, wr, bad_wr, 1);
 }
 
 int uiw_modify_qp(struct uiw_qp *qp, struct uiw_qp_attr *attr, int attr_mask)

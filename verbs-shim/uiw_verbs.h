@@ -228,8 +228,12 @@ struct uiw_mr {
  * remote_addr = (uintptr_t)addr + offset.  Each registration gets a fresh
  * random STag (ddp/ddp_mem.h).  Returns 0 with *@mr set, -EINVAL (unknown
  * access bits, NULL @addr, REMOTE_WRITE without LOCAL_WRITE, a range that
- * wraps), -ENOSPC (STag table full), -EIO (no randomness from OpenSSL for
- * the STag), -ENOMEM.
+ * wraps), -EFAULT (a page of the range is not mapped, or, with
+ * LOCAL_WRITE, not mapped writable, else not readable: as the kernel's
+ * verbs, which pin the pages; looked up in /proc/self/maps), -ENOSPC (STag
+ * table full), -EIO (no randomness from OpenSSL for the STag), -ENOMEM.
+ * Memory unmapped or made read-only after the registration is the
+ * application's fault (docs/API.md 1.1, "The memory contract").
  */
 int uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length, int access, struct uiw_mr **mr);
 
