@@ -389,7 +389,7 @@ static void route(struct uiw_cm_event *u)
 			return;
 		}
 		w->uid = u->id;
-		w->id.verbs = l->id.verbs;
+		w->id.verbs = &cm_rc->vctx.context; /* the listener's may be NULL (wildcard) */
 		w->id.channel = l->id.channel;
 		w->id.context = l->id.context;
 		w->id.ps = l->id.ps;
@@ -905,6 +905,15 @@ static int sa_any(const struct sockaddr *sa)
 	return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
+/* 127/8 or ::1: the kernel's rdma_cm (cma_any_addr()) binds these, like the
+ * wildcard, to no device */
+static int sa_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == IN_LOOPBACKNET;
+}
+
 static void sa_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	if (sa->sa_family == AF_INET6)
@@ -968,6 +977,11 @@ static int bind_now(struct uiw_rdma_cm_id *w, const struct sockaddr *addr)
 		memcpy(&w->id.route.addr.src_storage, addr, sa_len(addr));
 	else
 		memcpy(&w->id.route.addr.src_storage, &got, sa_len((struct sockaddr *)&got));
+	/* as the kernel's rdma_cm: an id bound to the wildcard or a loopback
+	 * address has no device until it resolves or connects (libfabric's
+	 * verbs provider then advertises the device's own addresses instead
+	 * of 127.0.0.1); an id bound to another address of the host is uiw0's */
+	w->id.verbs = sa_any(addr) || sa_loopback(addr) ? NULL : &cm_rc->vctx.context;
 	w->state = ID_BOUND;
 	return 0;
 }
@@ -1035,6 +1049,8 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	}
 	memset(&id->route.addr.dst_storage, 0, sizeof(id->route.addr.dst_storage));
 	memcpy(&id->route.addr.dst_storage, dst_addr, sa_len(dst_addr));
+	if (!st)
+		id->verbs = &cm_rc->vctx.context; /* resolved: the device is uiw0 */
 	e = ev_new(w, st ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED, st);
 	if (!e) {
 		pthread_mutex_unlock(&cm_lock);
@@ -1205,8 +1221,8 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	if (!id || !attr)
 		return fail(EINVAL);
 	w = to_id(id);
-	if (id->qp)
-		return fail(EINVAL);
+	if (id->qp || !id->verbs)
+		return fail(EINVAL); /* no device: bound to the wildcard or loopback only */
 	a = *attr;
 	if (!a.qp_type)
 		a.qp_type = id->qp_type; /* unset (0 is no QP type): the id's, as librdmacm */
