@@ -4,6 +4,9 @@
  * perftest do not reach, run under uiw-run (tests/sh/compat.sh): both ends
  * of a connection in this one process, over loopback.
  *
+ *   - a listener bound to 127.0.0.1 has no device (id->verbs NULL), as
+ *     the kernel's rdma_cm gives none to loopback and wildcard binds; the
+ *     device comes from rdma_get_devices();
  *   - event channels: a non-blocking channel answers EAGAIN when empty,
  *     and its fd polls readable when an event is queued; rdma_migrate_id
  *     moves an accepted id (and its later events) to another channel;
@@ -104,6 +107,7 @@ F(rdma_create_srq);
 F(rdma_destroy_srq);
 F(rdma_notify);
 F(rdma_join_multicast);
+F(rdma_get_devices);
 
 #define LOAD(name)                                                                             \
 	do {                                                                                   \
@@ -400,6 +404,7 @@ int main(void)
 {
 	struct rdma_event_channel *lch, *cch, *mch;
 	struct rdma_cm_id *lid, *cid, *sid, *rid;
+	struct ibv_context *dev;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin = {.sin_family = AF_INET};
 	struct rdma_conn_param cp;
@@ -421,6 +426,7 @@ int main(void)
 	LOAD(ibv_rereg_mr); LOAD(ibv_reg_mr_iova); LOAD(ibv_query_qp_data_in_order);
 	LOAD(ibv_get_pkey_index); LOAD(ibv_is_fork_initialized); LOAD(ibv_import_device);
 	LOAD(rdma_create_srq); LOAD(rdma_destroy_srq); LOAD(rdma_notify); LOAD(rdma_join_multicast);
+	LOAD(rdma_get_devices);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&srv, 0, sizeof(srv));
 	memset(&cli, 0, sizeof(cli));
@@ -440,10 +446,21 @@ int main(void)
 	port = ntohs(lid->route.addr.src_sin.sin_port);
 	CHECK(port, "no port after rdma_listen on port 0");
 	printf("ok: listening on 127.0.0.1 port %u (kernel-chosen)\n", port);
+	/* as the kernel's rdma_cm (cma_any_addr()): an id bound to a loopback
+	 * address, like the wildcard, has no device; the device comes from
+	 * rdma_get_devices() */
+	CHECK(!lid->verbs, "a listener bound to 127.0.0.1 has a device");
+	{
+		struct ibv_context **devs = p_rdma_get_devices(NULL);
+
+		CHECK(devs && devs[0], "rdma_get_devices: no device");
+		dev = devs[0];
+	}
+	printf("ok: the loopback listener has no device (id->verbs NULL); rdma_get_devices gives uiw0\n");
 
 	/* ---- what iWARP refuses, and the context of the CM */
 	{
-		struct ibv_context *v = lid->verbs;
+		struct ibv_context *v = dev;
 		struct ibv_pd *pd = p_ibv_alloc_pd(v);
 		struct ibv_cq *cq = p_ibv_create_cq(v, 4, NULL, NULL, 0);
 		struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
@@ -461,7 +478,7 @@ int main(void)
 
 	/* ---- a QP without receive queue and one without send queue */
 	{
-		struct ibv_context *v = lid->verbs;
+		struct ibv_context *v = dev;
 		struct ibv_pd *pd = p_ibv_alloc_pd(v);
 		struct ibv_cq *cq = p_ibv_create_cq(v, 4, NULL, NULL, 0);
 		struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -772,7 +789,7 @@ int main(void)
 	{
 		struct side c4, s4;
 		struct rdma_cm_id *c4id, *s4id;
-		struct ibv_context *v = lid->verbs;
+		struct ibv_context *v = dev;
 		struct ibv_srq_attr sa;
 		struct ibv_recv_wr rw, *bad_r;
 		struct ibv_sge sge;
