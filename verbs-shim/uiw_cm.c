@@ -451,19 +451,39 @@ static int ev_of_id(const struct uiw_ev_node *e, const struct uiw_cm_id *id)
 	return e->ev.id == id;
 }
 
+/* (every engine's lock held) @id's connection has a TERMINATE to send that
+ * has not left yet: the QP found an error the engine has not acted on, or
+ * the connection is sending what is queued (the TERMINATE last) before its
+ * FIN */
+static int term_due(struct uiw_cm_id *id)
+{
+	struct rdmap_qp *qp;
+
+	if (id->state != UIW_ID_CONN || id->fd < 0)
+		return 0;
+	if (id->conn.state == UIW_CONN_CLOSING_DISCARD)
+		return 1;
+	qp = id_bound_qp(id);
+	return qp && qp->term_pending && !qp->term_sent;
+}
+
 int uiw_destroy_id(struct uiw_cm_id *id)
 {
 	struct uiw_context *ctx = id->ctx;
 	struct uiw_ev_node *gone;
 	struct timespec dl;
-	int graceful;
+	int graceful, term;
 
 	ctx_lock_all(ctx);
 	id->destroying = 1;
 	/* a Reject still being sent goes out first (bounded: 2 s) */
 	graceful = id->state == UIW_ID_CONN && id->conn.state == UIW_CONN_CLOSING_EOF && !id->qp;
+	/* so does a TERMINATE that is due (RFC 5040 §7: the peer learns why),
+	 * then the FIN; a peer that does not read within the bound gets a
+	 * reset, which also frees what the kernel holds for it */
+	term = !graceful && term_due(id);
 	dl = engine_realtime_after(2000000000L);
-	if (id->fd >= 0 && !graceful) {
+	if (id->fd >= 0 && !graceful && !term) {
 		if (id->state == UIW_ID_LISTEN)
 			shutdown(id->fd, SHUT_RDWR); /* the engine ends the accept */
 		else if (id->state == UIW_ID_CONN)
@@ -479,9 +499,22 @@ int uiw_destroy_id(struct uiw_cm_id *id)
 	engine_wake(ctx);
 	ctx_lock_all(ctx);
 	while (id->fd >= 0) {
-		if (ctx_wait(ctx, graceful ? &dl : NULL) == ETIMEDOUT && graceful) {
-			graceful = 0;
+		int timed_out;
+
+		if (term && !term_due(id)) {
+			/* the TERMINATE and the FIN have left: no need to wait
+			 * for the peer's FIN */
+			term = 0;
 			uiw_conn_abort(&id->conn, 0);
+			ctx_unlock_all(ctx);
+			engine_wake(ctx);
+			ctx_lock_all(ctx);
+			continue;
+		}
+		timed_out = ctx_wait(ctx, graceful || term ? &dl : NULL) == ETIMEDOUT;
+		if (timed_out && (graceful || term)) {
+			uiw_conn_abort(&id->conn, term);
+			graceful = term = 0;
 			ctx_unlock_all(ctx);
 			engine_wake(ctx);
 			ctx_lock_all(ctx);

@@ -52,7 +52,12 @@ polled = UIW_CTX_POLLED, markers = progress thread with MPA markers):
         leave, then a FIN (not a reset): the peer starts reading 0.5 s
         into uiw_destroy_id() and must see the TERMINATE then EOF;
         _stalled: the peer never reads, and uiw_destroy_id() must return
-        within DESTROY_BOUND s all the same.
+        within DESTROY_BOUND s all the same.  _smallwin: the peer's
+        SO_RCVBUF is 4 KiB (small FPDUs, many in the transmit path).
+  term_destroy_polled   a polled victim, frozen with its transmit path
+        full, gets the invalid FPDU, takes one engine turn (the TERMINATE
+        is due, not yet sent) and destroys the id at once: the TERMINATE
+        still reaches the peer, then EOF.
   destroy_unread   a polled victim holds 1 MiB of the peer's Writes unread
         in its socket when the application destroys the id: the peer sees
         a FIN, not a reset.
@@ -751,11 +756,11 @@ def c_stuck_term(v, e, info, modify, rcvbuf=0):
 DESTROY_BOUND = 3 * SLOW
 
 
-def c_term_destroy(v, e, info, stalled):
+def c_term_destroy(v, e, info, stalled, rcvbuf=0):
     v.region("L", 1 << 20, "l")
     v.region("B", 4 * 4096, "l")
     v.cmd("recv B 4 4096")
-    c = Conn(v.port)
+    c = Conn(v.port, rcvbuf=rcvbuf)
     first_fpdu(c)
     v.cmd("write L 65536 0x99 0 200")
     wait_stalled(c)
@@ -807,6 +812,52 @@ def c_term_destroy(v, e, info, stalled):
         e.append("completions: %s duplicated, %s unknown" % (rep["dup"], rep["unknown"]))
     if rep["missing"] != "0":
         e.append("%s WRs never completed" % rep["missing"])
+
+
+def c_term_destroy_polled(v, e, info):
+    """A polled victim, frozen with its transmit path full (the peer not
+    reading), gets an invalid FPDU; it takes one engine turn (which reads
+    the FPDU: a TERMINATE is due, not yet sent) and destroys the id right
+    after: the TERMINATE must still reach the peer once it reads, then EOF;
+    uiw_destroy_id() within DESTROY_BOUND."""
+    v.region("L", 1 << 20, "l")
+    v.region("B", 4 * 4096, "l")
+    v.cmd("recv B 4 4096")
+    c = Conn(v.port)
+    first_fpdu(c)
+    v.cmd("write L 65536 0x99 0 200")
+    wait_stalled(c)
+    v.cmd("freeze")
+    c.send(fh.untagged(fh.OP_SEND, 3, 1, 0, b"x" * 16))  # DDP: invalid QN (1/2/1)
+    time.sleep(0.2)  # in the victim's socket, not yet read
+    res = {}
+
+    def destroy():
+        try:
+            res["d"] = v.cmd("destroy turn", timeout=DESTROY_BOUND + 10 * SLOW)
+        except Exception as x:  # reported below
+            res["x"] = x
+
+    th = threading.Thread(target=destroy)
+    th.start()
+    time.sleep(0.5)
+    end, n, terms = c.to_eof(3 * SLOW)
+    info.append("peer read %d FPDUs, %s%s" % (n, end, ", TERMINATE " + ",".join(terms)
+                                              if terms else ", no TERMINATE"))
+    if not terms:
+        e.append("the TERMINATE due when the application destroyed the id never left")
+    if end != "EOF":
+        e.append("the stream ended by %s after the TERMINATE, want a FIN" % end)
+    th.join(DESTROY_BOUND + 15 * SLOW)
+    if "x" in res:
+        raise res["x"]
+    if "d" not in res:
+        e.append("uiw_destroy_id() did not return")
+    else:
+        info.append("uiw_destroy_id() took %s ms" % res["d"]["ms"])
+        if float(res["d"]["ms"]) > DESTROY_BOUND * 1000:
+            e.append("uiw_destroy_id() took %s ms, bound %d s" % (res["d"]["ms"], DESTROY_BOUND))
+    c.close()
 
 
 def c_destroy_unread(v, e, info):
@@ -865,8 +916,12 @@ for act in ("fill", "unmap"):
 CASES.append(("stuck_term", [], lambda v, e, i: c_stuck_term(v, e, i, False)))
 CASES.append(("stuck_term_modify", [], lambda v, e, i: c_stuck_term(v, e, i, True)))
 CASES.append(("destroy_unread", ["--polled"], c_destroy_unread))
+CASES.append(("term_destroy_polled", ["--polled"], c_term_destroy_polled))
 CASES.append(("term_destroy", [], lambda v, e, i: c_term_destroy(v, e, i, False)))
 CASES.append(("term_destroy_stalled", [], lambda v, e, i: c_term_destroy(v, e, i, True)))
+CASES.append(("term_destroy_smallwin", [], lambda v, e, i: c_term_destroy(v, e, i, False, 4096)))
+CASES.append(("term_destroy_stalled_smallwin", [],
+              lambda v, e, i: c_term_destroy(v, e, i, True, 4096)))
 CASES.append(("stuck_term_smallwin", [], lambda v, e, i: c_stuck_term(v, e, i, False, 4096)))
 
 

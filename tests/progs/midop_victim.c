@@ -36,7 +36,8 @@
  *   waitall MS         until every posted WR completed at least once
  *                      -> ok waitall missing=M ms=T
  *   waitdisc MS        until DISCONNECTED  -> ok waitdisc got=0|1 ms=T ...
- *   destroy            uiw_destroy_id() of the connection (the QP stays)
+ *   destroy [turn]     uiw_destroy_id() of the connection (the QP stays);
+ *                      turn: a polled engine takes one turn right before
  *                      -> ok destroy rc=R ms=T state=S
  *   freeze             polled: the engine no longer turns between commands
  *                      (only inside them)  -> ok freeze polled=P
@@ -408,7 +409,7 @@ static void cmd_err(void)
 
 /* The application tears the connection down (uiw_destroy_id) while a
  * TERMINATE may be due; prints how long the call took.  The QP stays. */
-static void cmd_destroy(void)
+static void cmd_destroy(char **a, int n)
 {
 	struct timespec t;
 	int ret;
@@ -417,6 +418,11 @@ static void cmd_destroy(void)
 		printf("err destroy no connection\n");
 		return;
 	}
+	/* "destroy turn": a polled engine takes one turn first (what arrived
+	 * while frozen, e.g. an FPDU that makes a TERMINATE due), and the id
+	 * goes right after it */
+	if (n >= 2 && !strcmp(a[1], "turn") && polled)
+		uiw_progress(ctx, 1);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	ret = uiw_destroy_id(cid);
 	cid = NULL;
@@ -595,7 +601,7 @@ static int run(char *line)
 	else if (!strcmp(a[0], "err"))
 		cmd_err();
 	else if (!strcmp(a[0], "destroy"))
-		cmd_destroy();
+		cmd_destroy(a, n);
 	else if (!strcmp(a[0], "freeze")) {
 		frozen = polled;
 		printf("ok freeze polled=%d\n", polled);
