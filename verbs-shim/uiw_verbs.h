@@ -692,7 +692,10 @@ void uiw_set_id_context(struct uiw_cm_id *id, void *context);
  * free @id.  A QP attached to a connection goes to error (its WRs are
  * flushed) and may then be destroyed; a QP whose connection never came up
  * stays usable.  Destroying a listener also ends the handshakes it accepted
- * that were not yet reported.  Returns 0.
+ * that were not yet reported.  The close is a FIN (input nobody will read is
+ * discarded first, so the kernel does not turn it into a reset); a
+ * TERMINATE the connection owes its peer is sent before it, waiting at most
+ * 2 s for a peer that does not read (then a reset).  Returns 0.
  */
 int uiw_destroy_id(struct uiw_cm_id *id);
 
