@@ -74,4 +74,14 @@ else
 		"$(grep -E 'ERROR|SUMMARY|runtime error|^ +#[0-9] ' "$TMP/err" | head -n 12)" \
 		"$(grep -v '^uiw-rdma:' "$TMP/err" | head -c 600)"
 fi
+# the same refusals through the text of /proc/self/maps, the path of kernels
+# without PROCMAP_QUERY (before 6.11)
+UIW_REG_MAPS_TEXT=1 timeout "$T" "$RUN" "$TESTBIN/rdma_qpx" reg >"$TMP/out2" 2>"$TMP/err2"
+rc=$?
+if [ "$rc" = 0 ] && ! grep -q '^FAIL' "$TMP/out2" && grep -q '^ok: ibv_reg_mr' "$TMP/out2"; then
+	pass "rdma_qpx reg through the text of /proc/self/maps: $(grep -c '^ok:' "$TMP/out2") checks passed"
+else
+	fail "rdma_qpx reg (UIW_REG_MAPS_TEXT=1): exit $rc: $(grep -v '^ok:' "$TMP/out2" | head -n 5)" \
+		"$(grep -v '^uiw-rdma:' "$TMP/err2" | head -c 600)"
+fi
 end_checks
