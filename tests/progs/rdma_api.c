@@ -57,9 +57,10 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "rdma_dl.h"
+
 #undef ibv_reg_mr
 
-#define F(name) static __typeof__(&name) p_##name
 F(ibv_alloc_pd);
 F(ibv_dealloc_pd);
 F(ibv_reg_mr);
@@ -108,32 +109,6 @@ F(rdma_destroy_srq);
 F(rdma_notify);
 F(rdma_join_multicast);
 F(rdma_get_devices);
-
-#define LOAD(name)                                                                             \
-	do {                                                                                   \
-		p_##name = (__typeof__(p_##name))dlsym(RTLD_DEFAULT, #name);                   \
-		if (!p_##name)                                                                 \
-			die("%s not found (run under uiw-run)", #name);                        \
-	} while (0)
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	exit(1);
-}
-
-#define CHECK(cond, ...)                                                                       \
-	do {                                                                                   \
-		if (!(cond))                                                                   \
-			die(__VA_ARGS__);                                                      \
-	} while (0)
 
 /* the next event of @ch within 5 s (the fd may be non-blocking) */
 static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)

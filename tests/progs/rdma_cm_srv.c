@@ -52,7 +52,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define F(name) static __typeof__(&name) p_##name
+#include "rdma_dl.h"
+
 F(ibv_alloc_pd);
 F(ibv_dealloc_pd);
 F(ibv_create_cq);
@@ -77,32 +78,6 @@ F(rdma_migrate_id);
 F(rdma_event_str);
 F(rdma_get_src_port);
 F(rdma_get_dst_port);
-
-#define LOAD(name)                                                                             \
-	do {                                                                                   \
-		p_##name = (__typeof__(p_##name))dlsym(RTLD_DEFAULT, #name);                   \
-		if (!p_##name)                                                                 \
-			die("%s not found (run under uiw-run)", #name);                        \
-	} while (0)
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	exit(1);
-}
-
-#define CHECK(cond, ...)                                                                       \
-	do {                                                                                   \
-		if (!(cond))                                                                   \
-			die(__VA_ARGS__);                                                      \
-	} while (0)
 
 /* the connections of the backlog test, and how long a wait may last: TCP
  * retries a lost SYN after 1 s, 3 s, 7 s...; a connection that had to is

@@ -59,10 +59,11 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rdma_dl.h"
+
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
 
-#define F(name) static __typeof__(&name) p_##name
 F(ibv_alloc_pd);
 F(ibv_dealloc_pd);
 F(ibv_reg_mr);
@@ -88,33 +89,6 @@ F(rdma_disconnect);
 F(rdma_get_cm_event);
 F(rdma_ack_cm_event);
 F(rdma_event_str);
-
-#define LOAD(name)                                                           \
-	do {                                                                 \
-		p_##name = (__typeof__(p_##name))dlsym(RTLD_DEFAULT, #name); \
-		if (!p_##name)                                               \
-			die("%s not found (run under uiw-run)", #name);      \
-	} while (0)
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	_exit(1); /* other threads may be stuck in the library: no exit handlers */
-}
-
-#define CHECK(cond, ...)                  \
-	do {                              \
-		if (!(cond))              \
-			die(__VA_ARGS__); \
-	} while (0)
 
 /* every wait: this long at most (a loaded 2-CPU machine, sanitizers) */
 #define WAIT_MS 20000
