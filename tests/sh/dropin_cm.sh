@@ -52,17 +52,7 @@ if ! command -v timeout >/dev/null 2>&1; then
 fi
 
 # ---- tests/progs/rdma_cm_srv
-case ${UIW_SAN:-} in
-*address*)
-	# libuiw-rdma.so is preloaded ahead of the program's own libasan
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	# a destroyed event channel is kept on purpose (rdma-compat/uiw_rdma_cm.c:
-	# a late rdma_get_cm_event() on it answers EBADF, not a use after free)
-	echo "leak:rdma_create_event_channel" >"$TMP/lsan.supp"
-	LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp"
-	export ASAN_OPTIONS LSAN_OPTIONS
-	;;
-esac
+asan_preload_env
 timeout 200 "$RUN" "$TESTBIN/rdma_cm_srv" >"$TMP/srv.out" 2>"$TMP/srv.err"
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^ok: all done' "$TMP/srv.out"; then
@@ -182,20 +172,33 @@ else
 	fail "qperf -lp: the server never listened: $(head -c 300 "$TMP/qperf.s.err")"
 fi
 
-# ---- perftest ib_write_bw -R -D 1: no "Failed to disconnect"
-if start_server wbw -p "$RUN" ib_write_bw -R -D 1; then
+# ---- perftest ib_write_bw -R -D 1: no "Failed to disconnect".  perftest
+# calibrates its cycle counter at start and gives up ("Correlation
+# coefficient r^2 ... < 0.9") when the host is too loaded for a clean
+# sample: its own measurement failed, not uiwarp; then once more
+try=1
+while start_server wbw -p "$RUN" ib_write_bw -R -D 1; do
 	timeout "$T" "$RUN" ib_write_bw -R -D 1 -p "$SPORT" 127.0.0.1 >"$TMP/wbw.out" 2>&1
 	rc=$?
 	wait "$SPID"
 	src=$?
+	if [ "$try" = 1 ] && grep -q 'Correlation coefficient r^2' "$TMP/wbw.out" "$TMP/wbw.s.out" \
+		"$TMP/wbw.s.err" 2>/dev/null; then
+		echo "dropin_cm.sh: perftest's clock calibration failed on the loaded host: once more"
+		try=2
+		continue
+	fi
+	break
+done
+if [ ! -e "$TMP/wbw.out" ]; then
+	fail "ib_write_bw -R -D 1: the server never listened: $(head -c 300 "$TMP/wbw.s.err")"
+else
 	if [ $rc -eq 0 ] && [ $src -eq 0 ] && ! grep -qi 'failed' "$TMP/wbw.out" "$TMP/wbw.s.out" &&
 		grep -qE '^ +65536 +[0-9]+' "$TMP/wbw.out"; then
 		pass "ib_write_bw -R -D 1: both exit 0, no 'Failed to disconnect'"
 	else
 		fail "ib_write_bw -R -D 1: client exit $rc, server $src: $(grep -i 'fail\|errno' "$TMP/wbw.out" "$TMP/wbw.s.out" | head -n 3)"
 	fi
-else
-	fail "ib_write_bw -R -D 1: the server never listened: $(head -c 300 "$TMP/wbw.s.err")"
 fi
 
 end_checks

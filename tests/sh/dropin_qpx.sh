@@ -50,17 +50,7 @@ for f in "$LIB" "$RUN" "$TESTBIN/rdma_qpx"; do
 	[ -e "$f" ] || { echo "dropin_qpx.sh: $f is missing (make all)"; exit 1; }
 done
 
-case ${UIW_SAN:-} in
-*address*)
-	# libuiw-rdma.so is preloaded ahead of the program's own libasan
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	# a destroyed event channel is kept on purpose (rdma-compat/uiw_rdma_cm.c:
-	# a late rdma_get_cm_event() on it answers EBADF, not a use after free)
-	echo "leak:rdma_create_event_channel" >"$TMP/lsan.supp"
-	LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp"
-	export ASAN_OPTIONS LSAN_OPTIONS
-	;;
-esac
+asan_preload_env
 
 timeout "$T" "$RUN" "$TESTBIN/rdma_qpx" >"$TMP/out" 2>"$TMP/err"
 rc=$?
