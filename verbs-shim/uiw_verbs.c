@@ -229,7 +229,9 @@ static int mem_mapped_query(int fd, uintptr_t lo, uintptr_t hi, int write)
  */
 static int mem_mapped(uintptr_t lo, uintptr_t hi, int write)
 {
-	char buf[1024];
+	/* a line is at most ~80 octets of addresses, permissions, offset,
+	 * device and inode, a path (PATH_MAX) and " (deleted)" */
+	char buf[PATH_MAX + 256];
 	size_t have = 0;
 	uintptr_t cur = lo;
 	int fd, ret = -EFAULT;

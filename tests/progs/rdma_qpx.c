@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1291,6 +1292,47 @@ static void sec_reg(struct pair *p)
 	printf("ok: ibv_reg_mr with LOCAL_WRITE or REMOTE_WRITE of PROT_READ memory (anonymous, a file, "
 	       ".rodata, a read-only page after a writable one): NULL, EFAULT; with REMOTE_READ only: "
 	       "registered; PROT_NONE: EFAULT even for REMOTE_READ; REMOTE_WRITE alone: EINVAL\n");
+
+	/* a file whose path is 1200 octets long mapped below the buffers: its
+	 * line of /proc/self/maps is longer than a small read buffer, and the
+	 * mappings above it must still be found */
+	{
+		char path[1400], *q = path, *lm, *above;
+		size_t plen;
+		int lfd;
+
+		q += snprintf(path, sizeof(path), "/tmp/uiw-qpx-%d", (int)getpid());
+		mkdir(path, 0700);
+		for (int i = 0; i < 5; i++) {
+			*q++ = '/';
+			memset(q, 'd', 200);
+			q += 200;
+			*q = 0;
+			CHECK(!mkdir(path, 0700) || errno == EEXIST, "mkdir %zu: %s", strlen(path),
+			      strerror(errno));
+		}
+		strcpy(q, "/f");
+		plen = strlen(path);
+		lfd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(lfd >= 0 && !ftruncate(lfd, (off_t)pg), "the long-path file: %s", strerror(errno));
+		/* low, so that /proc/self/maps lists it before anything mmap
+		 * places (top down) */
+		lm = mmap((void *)(uintptr_t)0x10000000, pg, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE,
+			  lfd, 0);
+		CHECK(lm != MAP_FAILED, "mmap of the long-path file: %s", strerror(errno));
+		above = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(above != MAP_FAILED && above > lm, "mmap above the long-path file");
+		reg_ok(pd, above, pg, ACC_ALL, "a page above a mapping whose path is 1200 octets");
+		reg_efault(pd, lm, pg, ACC_ALL, "the long-path file, mapped read-only");
+		CHECK(!munmap(above, pg) && !munmap(lm, pg), "munmap");
+		close(lfd);
+		for (int i = 0; i < 7; i++) { /* the file, 5 directories, the top one */
+			remove(path);
+			*strrchr(path, '/') = 0;
+		}
+		printf("ok: ibv_reg_mr above a mapping whose path is %zu octets long: registered; of "
+		       "that mapping with LOCAL_WRITE: EFAULT\n", plen);
+	}
 
 	/* 1 GiB, reserved only: registered without touching it */
 	big = mmap(NULL, gib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
