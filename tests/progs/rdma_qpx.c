@@ -1293,7 +1293,7 @@ static void sec_reg(struct pair *p)
 	       ".rodata, a read-only page after a writable one): NULL, EFAULT; with REMOTE_READ only: "
 	       "registered; PROT_NONE: EFAULT even for REMOTE_READ; REMOTE_WRITE alone: EINVAL\n");
 
-	/* a file whose path is 1200 octets long mapped below the buffers: its
+	/* a file whose path is 1025 octets long mapped below the buffers: its
 	 * line of /proc/self/maps is longer than a small read buffer, and the
 	 * mappings above it must still be found */
 	{
@@ -1322,7 +1322,7 @@ static void sec_reg(struct pair *p)
 		CHECK(lm != MAP_FAILED, "mmap of the long-path file: %s", strerror(errno));
 		above = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(above != MAP_FAILED && above > lm, "mmap above the long-path file");
-		reg_ok(pd, above, pg, ACC_ALL, "a page above a mapping whose path is 1200 octets");
+		reg_ok(pd, above, pg, ACC_ALL, "a page above a mapping whose path is 1025 octets");
 		reg_efault(pd, lm, pg, ACC_ALL, "the long-path file, mapped read-only");
 		CHECK(!munmap(above, pg) && !munmap(lm, pg), "munmap");
 		close(lfd);
