@@ -47,10 +47,11 @@ BUILD_PACKAGES := make gcc libc6-dev pkg-config liburing-dev libisal-dev libssl-
 # rdma-core's programs run on libuiw-rdma by compat.sh (ibverbs-utils,
 # rdmacm-utils, perftest; qperf: dropin_cm.sh), tcpdump and tshark (rfc7306_wire.sh: RFC 7306
 # traffic captured and decoded by Wireshark's dissector); the applications of
-# apps.sh: fio, libfabric-bin (fi_pingpong), openmpi-bin and libopenmpi-dev (mpirun, mpicc)
+# apps.sh: fio, libfabric-bin (fi_pingpong), openmpi-bin and libopenmpi-dev (mpirun, mpicc),
+# tgt and libiscsi-bin (iSER target and initiator)
 TEST_PACKAGES  := check libsubunit-dev clang libclang-rt-14-dev clang-format iproute2 iptables \
                   valgrind python3 man-db groff-base ibverbs-utils rdmacm-utils perftest qperf time \
-                  tcpdump tshark fio libfabric-bin openmpi-bin libopenmpi-dev
+                  tcpdump tshark fio libfabric-bin openmpi-bin libopenmpi-dev tgt libiscsi-bin
 DEB_PACKAGES   := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 HAVE_ISAL = $(shell test -f /usr/include/isa-l/crc.h && echo 1)
