@@ -1681,6 +1681,22 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 	}
 }
 
+/* RDMA_OPTION_ID_AFONLY: taken, as the kernel takes it, until the id
+ * listens or connects (tgtd sets it on its [::] listener, which shares
+ * port 3260 with its 0.0.0.0 one) */
+static int set_afonly(struct uiw_rdma_cm_id *w, int afonly)
+{
+	int ret;
+
+	pthread_mutex_lock(&cm_lock);
+	if ((w->state != ID_IDLE && w->state != ID_BOUND) || w->destroyed || !w->uid)
+		ret = -EINVAL;
+	else
+		ret = uiw_set_afonly(w->uid, afonly);
+	pthread_mutex_unlock(&cm_lock);
+	return ret ? fail(-ret) : 0;
+}
+
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
 {
 	if (!id || !optval)
@@ -1698,11 +1714,7 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 		case RDMA_OPTION_ID_AFONLY:
 			if (optlen != sizeof(int))
 				return fail(EINVAL);
-			if (!*(int *)optval)
-				return 0; /* dual stack: uiwarp's default */
-			uiw_rdma_say_once("afonly", "rdma_set_option(RDMA_OPTION_ID_AFONLY, 1): not supported "
-					  "by uiwarp (bind to an IPv6 address instead of ::): EOPNOTSUPP");
-			return fail(EOPNOTSUPP);
+			return set_afonly(to_id(id), *(int *)optval);
 		default:
 			break;
 		}

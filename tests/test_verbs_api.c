@@ -539,6 +539,61 @@ START_TEST(test_api_bind_addr)
 }
 END_TEST
 
+/* uiw_set_afonly(), as RDMA_OPTION_ID_AFONLY: tgtd binds 0.0.0.0 and then
+ * [::] to one port, the IPv6 id bound to its family only.  Without it the
+ * IPv6 wildcard serves IPv4 too and the kernel's port space refuses it;
+ * the option is taken after the bind (the socket is made again), not
+ * once the id listens. */
+START_TEST(test_api_afonly)
+{
+	struct ta_side srv;
+	struct uiw_cm_id *v4, *v6, *dual;
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	uint16_t port;
+	int fd;
+
+	if (!have_ipv6_loopback())
+		return;
+	side_open(&srv, NULL, 0);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &v4), 0);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &v6), 0);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &dual), 0);
+	ck_assert_int_eq(uiw_bind_addr(v4, "0.0.0.0", 0), 0);
+	port = uiw_get_port(v4);
+	ck_assert_int_ne(port, 0);
+	ck_assert_int_eq(uiw_set_afonly(dual, 0), 0);
+	ck_assert_int_eq(uiw_bind_addr(dual, "::", port), -EADDRNOTAVAIL);
+	ck_assert_int_eq(uiw_set_afonly(v6, 1), 0);
+	ck_assert_int_eq(uiw_bind_addr(v6, "::", port), 0);
+	ck_assert_int_eq(uiw_listen(v4, NULL, 0, 0), 0);
+	ck_assert_int_eq(uiw_listen(v6, NULL, 0, 0), 0);
+	ck_assert_int_eq(uiw_set_afonly(v6, 0), -EINVAL);
+	/* the IPv6 listener is there, at the port the IPv4 one listens on */
+	s6.sin6_port = htons(port);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&s6, sizeof(s6)), 0);
+	close(fd);
+	ck_assert_int_eq(uiw_destroy_id(v4), 0);
+	ck_assert_int_eq(uiw_destroy_id(v6), 0);
+	ck_assert_int_eq(uiw_destroy_id(dual), 0);
+
+	/* bound first (dual stack), then set: the IPv4 wildcard fits beside it */
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &v6), 0);
+	ck_assert_int_eq(uiw_create_id(srv.ctx, NULL, &v4), 0);
+	ck_assert_int_eq(uiw_set_afonly(v6, 0), 0);
+	ck_assert_int_eq(uiw_bind_addr(v6, "::", 0), 0);
+	port = uiw_get_port(v6);
+	ck_assert_int_eq(uiw_set_afonly(v6, 1), 0);
+	ck_assert_int_eq(uiw_bind_addr(v4, "0.0.0.0", port), 0);
+	ck_assert_int_eq(uiw_listen(v6, NULL, 0, 0), 0);
+	ck_assert_int_eq(uiw_listen(v4, NULL, 0, 0), 0);
+	ck_assert_int_eq(uiw_destroy_id(v4), 0);
+	ck_assert_int_eq(uiw_destroy_id(v6), 0);
+	side_close(&srv);
+}
+END_TEST
+
 /* RFC 6581 peer-to-peer: each RTR kind, the responder sending first. */
 START_TEST(test_api_p2p)
 {
@@ -1906,6 +1961,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_bad_attrs);
 	tcase_add_test(tc, test_api_close_no_eintr);
 	tcase_add_test(tc, test_api_bind_addr);
+	tcase_add_test(tc, test_api_afonly);
 	tcase_add_test(tc, test_api_polled);
 	tcase_add_test(tc, test_api_context_fd);
 	tcase_add_loop_test(tc, test_api_addresses, 0, 3);

@@ -688,11 +688,13 @@ static int ss_same_addr(const struct sockaddr_storage *a, const struct sockaddr_
 	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 }
 
-/* Enter @id bound to @a (its port chosen already).  As the kernel's
- * rdma_bind_addr() decides (cma_check_port(), no reuse): a port is held
- * by one id, except by ids of distinct specific addresses; -EADDRNOTAVAIL
- * when one of the two is a wildcard, -EADDRINUSE when both are the same
- * address. */
+/* Enter @id bound to @a (its port chosen already; @id->bafonly set).  As
+ * the kernel's rdma_bind_addr() decides (cma_check_port(), no reuse): a
+ * port is held by one id, except by ids of distinct specific addresses,
+ * or of two families when both ids are bound to their family only (tgtd
+ * binds 0.0.0.0 and then [::] with RDMA_OPTION_ID_AFONLY);
+ * -EADDRNOTAVAIL when one of the two is a wildcard, -EADDRINUSE when both
+ * are the same address. */
 static int btab_add(struct uiw_cm_id *id, const struct sockaddr_storage *a)
 {
 	int ret = 0;
@@ -700,6 +702,8 @@ static int btab_add(struct uiw_cm_id *id, const struct sockaddr_storage *a)
 	pthread_mutex_lock(&btab_lock);
 	for (struct uiw_cm_id *c = btab; c && !ret; c = c->bnext) {
 		if (ss_port(&c->baddr) != ss_port(a))
+			continue;
+		if (id->bafonly && c->bafonly && a->ss_family != c->baddr.ss_family)
 			continue;
 		if (ss_any(a) || ss_any(&c->baddr))
 			ret = -EADDRNOTAVAIL;
@@ -731,20 +735,21 @@ static void btab_del(struct uiw_cm_id *id)
 }
 
 /* A TCP socket bound to @sa, as a listener's (SO_REUSEADDR: TIME_WAIT of
- * earlier connections does not stop it; the wildcard IPv6 address of
- * @dual serves IPv4 too); its address, with the port the kernel chose, in
- * *@sa.  Returns the fd or -errno. */
-static int bound_socket(struct sockaddr_storage *sa, int dual)
+ * earlier connections does not stop it); an IPv6 one with IPV6_V6ONLY
+ * @v6only (0: the wildcard address serves IPv4 too; -1: the socket's
+ * default, net.ipv6.bindv6only); its address, with the port the kernel
+ * chose, in *@sa.  Returns the fd or -errno. */
+static int bound_socket(struct sockaddr_storage *sa, int v6only)
 {
 	socklen_t len = sizeof(*sa);
-	int fd, one = 1, zero = 0, ret;
+	int fd, one = 1, ret;
 
 	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (sa->ss_family == AF_INET6 && dual)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (sa->ss_family == AF_INET6 && v6only >= 0)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
 	if (bind(fd, (struct sockaddr *)sa, cm_sa_len(sa)) ||
 	    getsockname(fd, (struct sockaddr *)sa, &len)) {
 		ret = -errno;
@@ -752,6 +757,21 @@ static int bound_socket(struct sockaddr_storage *sa, int dual)
 		return ret;
 	}
 	return fd;
+}
+
+/* Whether @id, bound to @sa by socket @fd, is bound to its family only, as
+ * the kernel's rdma_bind_addr() sets afonly: IPv4 always unless the
+ * application said otherwise, IPv6 as the socket serves it. */
+static int bound_afonly(const struct uiw_cm_id *id, int fd, const struct sockaddr_storage *sa)
+{
+	socklen_t len = sizeof(int);
+	int v6only = 0;
+
+	if (sa->ss_family != AF_INET6)
+		return id->afonly_set ? id->afonly : 1;
+	if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &len))
+		return 0;
+	return v6only != 0;
 }
 
 /* listen(2)'s backlog for @backlog: the kernel's rdma_listen() takes 0 or
@@ -778,7 +798,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 		ret = resolve_addr(host, port, 1, &sa, &len, NULL, NULL);
 		if (ret)
 			return ret;
-		fd = bound_socket(&sa, !host || !*host);
+		fd = bound_socket(&sa, !host || !*host ? 0 : -1);
 		if (fd < 0)
 			return fd;
 		if (listen(fd, sock_backlog(backlog))) {
@@ -804,6 +824,7 @@ int uiw_listen(struct uiw_cm_id *id, const char *host, uint16_t port, int backlo
 		sa = id->baddr;
 	} else {
 		/* as listen(2) says of a port taken */
+		id->bafonly = bound_afonly(id, fd, &sa);
 		ret = btab_add(id, &sa);
 		if (ret) {
 			ret = -EADDRINUSE;
@@ -862,12 +883,51 @@ int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr)
 	return id_addr(id, &id->local, &id->has_local, addr);
 }
 
+int uiw_set_afonly(struct uiw_cm_id *id, int afonly)
+{
+	struct uiw_context *ctx = id->ctx;
+	struct sockaddr_storage sa;
+	int fd;
+
+	afonly = !!afonly;
+	ctx_lock_all(ctx);
+	if (id->state != UIW_ID_IDLE || id->fd >= 0) {
+		ctx_unlock_all(ctx);
+		return -EINVAL; /* listening or connected: too late, as the kernel says */
+	}
+	if (id->bfd >= 0 && id->baddr.ss_family == AF_INET6 && id->bafonly != afonly) {
+		/* bound already (the kernel takes the option until
+		 * rdma_listen()): IPV6_V6ONLY cannot change on a bound
+		 * socket, so a new one takes over the port, which the old
+		 * one (SO_REUSEADDR, not listening) shares until closed */
+		sa = id->baddr;
+		fd = bound_socket(&sa, afonly);
+		if (fd < 0) {
+			ctx_unlock_all(ctx);
+			return fd;
+		}
+		close(id->bfd);
+		id->bfd = fd;
+	}
+	if (id->in_btab) {
+		/* the port was granted at the bind, as the kernel's; later
+		 * binds of others see the new afonly */
+		pthread_mutex_lock(&btab_lock);
+		id->bafonly = afonly;
+		pthread_mutex_unlock(&btab_lock);
+	}
+	id->afonly_set = 1;
+	id->afonly = afonly;
+	ctx_unlock_all(ctx);
+	return 0;
+}
+
 int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
 {
 	struct uiw_context *ctx = id->ctx;
 	struct sockaddr_storage sa;
 	socklen_t len;
-	int fd, ret;
+	int fd, ret, v6only;
 
 	if (!host || !*host)
 		return -EINVAL;
@@ -876,14 +936,20 @@ int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port)
 		return ret;
 	/* the port is taken now, as rdma_bind_addr() takes it: the socket
 	 * stays bound for uiw_listen() or uiw_connect() (the wildcard IPv6
-	 * address serves IPv4 too, as the kernel's default) */
-	fd = bound_socket(&sa, 1);
+	 * address serves IPv4 too unless uiw_set_afonly() said otherwise,
+	 * or, without it, net.ipv6.bindv6only does, as the kernel's rdma_cm
+	 * decides) */
+	ctx_lock_all(ctx);
+	v6only = id->afonly_set ? id->afonly : -1;
+	ctx_unlock_all(ctx);
+	fd = bound_socket(&sa, v6only);
 	if (fd < 0)
 		return fd;
 	ctx_lock_all(ctx);
 	if (id->state != UIW_ID_IDLE || id->fd >= 0 || id->bfd >= 0 || id->in_btab) {
 		ret = -EINVAL;
 	} else {
+		id->bafonly = bound_afonly(id, fd, &sa);
 		ret = btab_add(id, &sa);
 		if (!ret) {
 			id->bfd = fd;

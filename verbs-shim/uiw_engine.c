@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1158,6 +1159,7 @@ static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng, unsigned id
 int engine_start(struct uiw_context *ctx)
 {
 	unsigned n = ctx->attr.engine_threads ? ctx->attr.engine_threads : 1, i;
+	sigset_t all, old;
 	int ret;
 
 	ctx->eng = calloc(n, sizeof(*ctx->eng));
@@ -1183,13 +1185,23 @@ int engine_start(struct uiw_context *ctx)
 		}
 		return 0;
 	}
+	/* the threads start with every signal blocked: a process-directed
+	 * signal the application blocks in its own threads and reads from a
+	 * signalfd (tgtd's SIGUSR2 from its I/O workers) would otherwise be
+	 * delivered to an engine thread, and its default action end the
+	 * process */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < n; i++) {
 		ret = -pthread_create(&ctx->eng[i].thread, NULL, engine_main, &ctx->eng[i]);
-		if (ret) {
-			engine_stop(ctx); /* joins the threads started */
-			return ret;
-		}
+		if (ret)
+			break;
 		ctx->eng[i].started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		engine_stop(ctx); /* joins the threads started */
+		return ret;
 	}
 	/* each thread made its ring: wait for the outcome */
 	ret = 0;

@@ -241,6 +241,13 @@ struct uiw_cm_id {
 	 * address and port bound, as the kernel's rdma_cm port space */
 	int in_btab;
 	struct sockaddr_storage baddr;
+	/* bound to one address family only (the kernel's afonly): always
+	 * for IPv4, for IPv6 as the bound socket's IPV6_V6ONLY; two ids so
+	 * bound share a port when their families differ */
+	int bafonly;
+	/* uiw_set_afonly() was called (the kernel's CMA_OPTION_AFONLY), with
+	 * @afonly; else IPv6 follows net.ipv6.bindv6only, as sockets do */
+	int afonly_set, afonly;
 	struct uiw_cm_id *bnext;
 	/* the connection's addresses, recorded when its TCP connection was
 	 * made (accepted, or connected) and kept after it ended; a

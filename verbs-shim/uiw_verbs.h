@@ -746,7 +746,8 @@ int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
  * only destinations of the same address family.  As the kernel's RDMA CM
  * port space, a port is held by one id of the process until that id is
  * destroyed (even if it never listened or connected), except by ids bound
- * to distinct specific addresses.  Returns 0, -EINVAL (NULL @host, id in
+ * to distinct specific addresses, or to two families each only
+ * (uiw_set_afonly()).  Returns 0, -EINVAL (NULL @host, id in
  * use or bound already), -ENXIO (name not resolved), -EADDRNOTAVAIL (not an
  * address of this host; or the port is held by another id and one of the
  * two addresses is a wildcard), -EADDRINUSE (the port is held by another
@@ -755,6 +756,19 @@ int uiw_get_local_addr(struct uiw_cm_id *id, struct sockaddr_storage *addr);
  * destination has the family.
  */
 int uiw_bind_addr(struct uiw_cm_id *id, const char *host, uint16_t port);
+
+/**
+ * uiw_set_afonly() - bind @id to its address family only (@afonly 1), or
+ * not (0), as RDMA_OPTION_ID_AFONLY of the kernel's rdma_cm: an IPv6 id so
+ * bound to "::" is not reached over IPv4, and shares its port with an
+ * IPv4 id bound to its family only (IPv4 ids are, unless told otherwise):
+ * tgtd listens on 0.0.0.0 and [::] at one port.  Without it the IPv6
+ * wildcard serves IPv4 too, unless net.ipv6.bindv6only says otherwise.
+ * Before uiw_bind_addr(), or after it until uiw_listen() or
+ * uiw_connect().  Returns 0, -EINVAL (listening or connected), or the
+ * -errno of socket()/bind() when a bound id's socket is remade.
+ */
+int uiw_set_afonly(struct uiw_cm_id *id, int afonly);
 
 /**
  * uiw_connect() - connect @id to @host:@port (IPv4 or IPv6 literal, or a
