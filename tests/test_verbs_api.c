@@ -544,6 +544,34 @@ END_TEST
  * IPv6 wildcard serves IPv4 too and the kernel's port space refuses it;
  * the option is taken after the bind (the socket is made again), not
  * once the id listens. */
+/*
+ * A process-directed signal that the application blocks in its own threads
+ * (tgtd: kill(getpid(), SIGUSR2), read from a signalfd) must not be taken by
+ * a library thread: the engine threads, started before the application
+ * blocked it, block every signal.  If one did not, SIGUSR2's default action
+ * would end this (forked) test; instead the signal stays pending for the
+ * process and the main thread takes it with sigtimedwait().
+ */
+START_TEST(test_api_engine_signals)
+{
+	struct uiw_context_attr a = {.engine_threads = 3};
+	struct uiw_context *ctx;
+	struct timespec to = {5, 0};
+	sigset_t s;
+
+	ck_assert_int_eq(uiw_open_context(&ctx, &a), 0);
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		ck_assert_int_eq(kill(getpid(), SIGUSR2), 0);
+		ck_assert_int_eq(sigtimedwait(&s, NULL, &to), SIGUSR2);
+	}
+	ck_assert_int_eq(uiw_close_context(ctx), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_UNBLOCK, &s, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_api_afonly)
 {
 	struct ta_side srv;
@@ -1962,6 +1990,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_close_no_eintr);
 	tcase_add_test(tc, test_api_bind_addr);
 	tcase_add_test(tc, test_api_afonly);
+	tcase_add_test(tc, test_api_engine_signals);
 	tcase_add_test(tc, test_api_polled);
 	tcase_add_test(tc, test_api_context_fd);
 	tcase_add_loop_test(tc, test_api_addresses, 0, 3);
