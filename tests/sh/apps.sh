@@ -4,6 +4,11 @@
 # apps.sh - real applications, unmodified, with both ends under uiw-run:
 #   - rping (rdmacm-utils): 20 pings of 1000 octets, verified (-V), one namespace;
 #   - ucmatose (rdmacm-utils): 2 connections x 10 messages, one namespace;
+#     100 connections x 2 messages between two namespaces;
+#   - cmtime (rdmacm-utils): 100 connections between two namespaces;
+#   - qperf -cm1: rc_bw, rc_bi_bw, rc_lat, rc_rdma_read_bw/lat; with
+#     uiw-run --rfc7306 rc_rdma_write_bw/lat, rc_compare_swap_mr,
+#     rc_fetch_add_mr; between two namespaces (figures: qperf checks no data);
 #   - fio --ioengine=rdma, verbs write and read: 8 MiB of 64 KiB blocks at
 #     depth 16 with verify (md5), one namespace;
 #   - fio verb send: fio relies on InfiniBand's RNR retry, which iWARP lacks:
@@ -47,7 +52,7 @@ if [ -n "${UIW_SAN:-}" ]; then
 		"runtime first in the (uninstrumented) programs"
 	exit 78
 fi
-for c in rping ucmatose fio fi_pingpong mpirun mpicc tgtd tgtadm iscsi-inq iscsi-readcapacity16 \
+for c in rping ucmatose cmtime qperf fio fi_pingpong mpirun mpicc tgtd tgtadm iscsi-inq iscsi-readcapacity16 \
 	iscsi-test-cu ip timeout python3; do
 	if ! command -v "$c" >/dev/null 2>&1; then
 		echo "apps.sh: skipped: $c is not installed (make deps-test installs rdmacm-utils, fio," \
@@ -145,6 +150,87 @@ if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -q 'test complete' "$TMP/ucmatose.c.
 else
 	ko ucmatose "client $crc, server $src: $(oneline "$TMP"/ucmatose.?.out "$TMP"/ucmatose.?.err)"
 fi
+
+# ---- servers that serve until stopped (cmtime, qperf): bg_server NAME NS
+# PORT ARGS... starts one traced in NS (@PORT@ replaced) and waits until it
+# listens (BG_PID); bg_stop kills and reaps it
+bg_server() {
+	_n=$1 _ns=$2 _p=$3
+	shift 3
+	_a=""
+	for a in "$@"; do _a="$_a $(echo "$a" | sed "s/@PORT@/$_p/g")"; done
+	# shellcheck disable=SC2086
+	UIW_RDMA_TRACE=1 timeout -k 2 "$T" ip netns exec "$_ns" "$RUN" $_a >"$TMP/$_n.s.out" 2>"$TMP/$_n.s.err" &
+	BG_PID=$!
+	PIDS="$PIDS $BG_PID"
+	listening "$_ns" "$_p" "$BG_PID"
+}
+bg_stop() {
+	kill -KILL "$BG_PID" 2>/dev/null
+	wait "$BG_PID" 2>/dev/null
+}
+
+# ---- 100 connections at once between the namespaces (rdma_listen(id, 0)
+# must take the maximum backlog): ucmatose, messages both ways on each, and
+# cmtime, which times each step of connection set-up and teardown
+pair ucmatose100 "$NA" "$NB" -- ucmatose -b "$AA" -p @PORT@ -c 100 -C 2 -- ucmatose -s "$AA" -p @PORT@ -c 100 -C 2
+if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -q '^return status 0' "$TMP/ucmatose100.c.out" &&
+	grep -q '^return status 0' "$TMP/ucmatose100.s.out" && over_uiwarp "$TMP"/ucmatose100.?.err; then
+	ok "ucmatose -c 100" "100 connections x 2 messages each way, between two namespaces"
+else
+	ko "ucmatose -c 100" "client $crc, server $src: $(oneline "$TMP"/ucmatose100.?.out "$TMP"/ucmatose100.?.err)"
+fi
+p=$(free_port "$NA")
+if bg_server cmtime "$NA" "$p" cmtime -b "$AA" -p @PORT@; then
+	UIW_RDMA_TRACE=1 timeout -k 2 "$T" ip netns exec "$NB" "$RUN" cmtime -s "$AA" -p "$p" -c 100 \
+		>"$TMP/cmtime.c.out" 2>"$TMP/cmtime.c.err"
+	crc=$?
+	bg_stop
+	# cmtime moves no data: over uiwarp means 100 connections the library
+	# established
+	nest=$(grep -c '^uiw-rdma: cm event ESTABLISHED status 0' "$TMP/cmtime.c.err")
+	if [ "$crc" = 0 ] && ! grep -qi 'error' "$TMP/cmtime.c.out" && grep -q '^connect *:' "$TMP/cmtime.c.out" &&
+		[ "$nest" = 100 ]; then
+		ok "cmtime -c 100" "every connection made between two namespaces; $(awk '$1 == "connect" {
+			printf "connect: %s ms in all, %s us each on average", $3, $6 }' "$TMP/cmtime.c.out")"
+	else
+		ko "cmtime -c 100" "client $crc, $nest connections established: $(oneline "$TMP"/cmtime.c.out)"
+	fi
+else
+	bg_stop
+	ko "cmtime -c 100" "the server never listened: $(oneline "$TMP"/cmtime.s.err)"
+fi
+
+# ---- qperf -cm1 between the namespaces: its server binds an RDMA CM id to
+# port 0 and tells the client rdma_get_src_port() over its TCP control
+# connection (-lp) before it listens; one test after another.  Writes with
+# immediate data and the atomics need RFC 7306 (uiw-run --rfc7306, both
+# sides).  qperf moves no data it could check: figures only.
+for rfc in "" --rfc7306; do
+	case $rfc in
+	"") tests="rc_bw rc_bi_bw rc_lat rc_rdma_read_bw rc_rdma_read_lat" ;;
+	*) tests="rc_rdma_write_bw rc_rdma_write_lat rc_compare_swap_mr rc_fetch_add_mr" ;;
+	esac
+	p=$(free_port "$NA")
+	if ! bg_server "qperf$rfc" "$NA" "$p" $rfc qperf -lp @PORT@; then
+		bg_stop
+		ko "qperf $rfc" "the server never listened: $(oneline "$TMP/qperf$rfc.s.err")"
+		continue
+	fi
+	for t in $tests; do
+		# shellcheck disable=SC2086
+		UIW_RDMA_TRACE=1 timeout -k 2 30 ip netns exec "$NB" "$RUN" $rfc qperf "$AA" -lp "$p" -cm1 -t 1 "$t" \
+			>"$TMP/qperf.$t.out" 2>"$TMP/qperf.$t.err"
+		crc=$?
+		fig=$(grep -E '^ +(bw|latency|msg_rate) += ' "$TMP/qperf.$t.out" | tr -s ' ' | tr '\n' ',' | sed 's/,$//')
+		if [ "$crc" = 0 ] && [ -n "$fig" ] && over_uiwarp "$TMP/qperf.$t.err"; then
+			ok "qperf -cm1 $t${rfc:+ ($rfc)}" "$fig, between two namespaces"
+		else
+			ko "qperf -cm1 $t${rfc:+ ($rfc)}" "exit $crc: $(oneline "$TMP/qperf.$t.out" "$TMP/qperf.$t.err")"
+		fi
+	done
+	bg_stop
+done
 
 # ---- fio: the server is the reading job, the client the writing one
 FIO="fio --ioengine=rdma --bs=64k --size=8m --iodepth=16 --output-format=terse --terse-version=3"

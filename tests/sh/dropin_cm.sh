@@ -11,13 +11,6 @@
 #     once all established; rdma_migrate_id of a listener moves the
 #     CONNECT_REQUESTs queued on its channel; rdma_disconnect returns what
 #     the kernel's returns in every state;
-#   - cmtime (rdmacm-utils), 100 connections: no error event, its step
-#     table printed (rdma_listen(id, 0): a listen(2) backlog of 0 lost
-#     SYNs and connections failed with -110);
-#   - ucmatose -c 100: both end with "return status 0";
-#   - qperf -cm1 rc_bw, rc_lat, rc_rdma_read_bw: a result line each (its
-#     server binds to port 0 and tells the client rdma_get_src_port()
-#     before it listens);
 #   - perftest ib_write_bw -R -D 1: both exit 0 and neither says "Failed
 #     to disconnect" (its client disconnects after the server's reset).
 # Ports: the kernel's choice where the program takes a number (a socket
@@ -25,7 +18,9 @@
 # program in between is started again).  A sanitizer build runs
 # rdma_cm_srv only (it is built with the sanitizer and loads the sanitized
 # library; rdma-core's programs are not instrumented and cannot): then
-# exit 0 as well.
+# exit 0 as well.  cmtime and ucmatose with 100 connections and qperf -cm1,
+# the programs that found the backlog and bind-time port defects, run in
+# tests/sh/apps.sh, between two network namespaces.
 # Exit 0 pass, 77 skip (something needed is missing), anything else fail.
 # Every program runs under timeout(1).  Env: UIW_BIN, UIW_TESTBIN, UIW_SAN.
 
@@ -63,15 +58,14 @@ else
 		"$(grep -v '^uiw-rdma:' "$TMP/srv.err" | head -c 400)"
 fi
 if [ -n "${UIW_SAN:-}" ]; then
-	echo "dropin_cm.sh: cmtime, ucmatose, qperf and perftest not run: a sanitizer build of a" \
+	echo "dropin_cm.sh: perftest not run: a sanitizer build of a" \
 		"preloaded library needs the sanitizer runtime first in the (uninstrumented) program"
 	end_checks
 fi
 
-for c in cmtime ucmatose qperf ib_write_bw; do
+for c in ib_write_bw; do
 	if ! command -v "$c" >/dev/null 2>&1; then
-		echo "dropin_cm.sh: skipped: $c is not installed (make deps-test installs rdmacm-utils," \
-			"qperf and perftest)"
+		echo "dropin_cm.sh: skipped: $c is not installed (make deps-test installs perftest)"
 		exit 77
 	fi
 done
@@ -118,60 +112,6 @@ start_server() {
 	done
 	return 1
 }
-# stop_server: end a server that does not stop by itself, and reap it
-stop_server() {
-	kill "$SPID" 2>/dev/null
-	wait "$SPID" 2>/dev/null
-}
-
-# ---- cmtime: 100 connections (its server never exits by itself)
-if start_server cmtime -p "$RUN" cmtime -b 127.0.0.1; then
-	timeout "$T" "$RUN" cmtime -s 127.0.0.1 -p "$SPORT" -c 100 >"$TMP/cmtime.out" 2>&1
-	rc=$?
-	stop_server
-	if [ $rc -eq 0 ] && ! grep -q 'error' "$TMP/cmtime.out" && grep -q '^connect *:' "$TMP/cmtime.out"; then
-		pass "cmtime -c 100: every connection made; $(grep '^connect *:' "$TMP/cmtime.out" | tr -s ' ')"
-	else
-		fail "cmtime -c 100: exit $rc, $(grep -c 'error' "$TMP/cmtime.out") errors: $(grep 'error' "$TMP/cmtime.out" | head -n 2)"
-	fi
-else
-	fail "cmtime -b 127.0.0.1: never listened: $(head -c 300 "$TMP/cmtime.s.err")"
-fi
-
-# ---- ucmatose: 100 connections, messages both ways
-if start_server ucmatose -p "$RUN" ucmatose -c 100; then
-	timeout "$T" "$RUN" ucmatose -s 127.0.0.1 -p "$SPORT" -c 100 >"$TMP/ucmatose.out" 2>&1
-	rc=$?
-	wait "$SPID"
-	src=$?
-	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$TMP/ucmatose.out" &&
-		grep -q '^return status 0' "$TMP/ucmatose.s.out"; then
-		pass "ucmatose -c 100: both 'return status 0'"
-	else
-		fail "ucmatose -c 100: client exit $rc, server $src: $(grep -i 'error\|status' "$TMP/ucmatose.out" | head -n 3)"
-	fi
-else
-	fail "ucmatose: the server never listened: $(head -c 300 "$TMP/ucmatose.s.err")"
-fi
-
-# ---- qperf -cm1: its server binds the RDMA CM id to port 0 and tells the
-# client rdma_get_src_port() before it listens (-lp: qperf's own TCP
-# control port; it serves one test after another)
-if start_server qperf -lp "$RUN" qperf; then
-	for t in rc_bw rc_lat rc_rdma_read_bw; do
-		timeout 30 "$RUN" qperf 127.0.0.1 -lp "$SPORT" -cm1 -t 1 "$t" >"$TMP/qperf.$t" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ] && grep -qE '^ +(bw|latency) += ' "$TMP/qperf.$t"; then
-			pass "qperf -cm1 $t: $(grep -E '^ +(bw|latency) += ' "$TMP/qperf.$t" | tr -s ' ')"
-		else
-			fail "qperf -cm1 $t: exit $rc: $(head -n 4 "$TMP/qperf.$t" | tr '\n' ' ')"
-		fi
-	done
-	stop_server
-else
-	fail "qperf -lp: the server never listened: $(head -c 300 "$TMP/qperf.s.err")"
-fi
-
 # ---- perftest ib_write_bw -R -D 1: no "Failed to disconnect".  perftest
 # calibrates its cycle counter at start and gives up ("Correlation
 # coefficient r^2 ... < 0.9") when the host is too loaded for a clean
