@@ -59,6 +59,7 @@ ALL_CASES=(siw-smoke uiw-client uiw-client-nocrc uiw-server uiw-server-nocrc
 	run-rping-u2s run-rping-u2s-65535 run-rping-s2u run-rping-s2u-65535
 	run-pt-u2s-write run-pt-u2s-read run-pt-u2s-send
 	run-pt-s2u-write run-pt-s2u-read run-pt-s2u-send
+	fio-siw-send fio-siw-write fio-siw-read fio-u2s-send fio-s2u-send
 	param-defaults param-crc)
 
 # shellcheck source=vm.sh

@@ -366,7 +366,7 @@ GUEST_BINS=(busybox kmod ip rdma ss rping ucmatose udaddy ibv_devices ibv_devinf
 	ibv_rc_pingpong ib_write_bw ib_write_lat ib_read_bw ib_read_lat ib_send_bw
 	ib_send_lat tcpdump)
 GUEST_OPT_BINS=(rpc.nfsd exportfs rpc.mountd rpcbind mount.nfs rpc.statd sm-notify
-	iwpmd rdma-ndd)
+	iwpmd rdma-ndd fio)
 # modules loaded at boot (in this order), then modules only copied
 BOOT_MODS=(virtio_pci virtio_net 9pnet_virtio 9p crc32c_generic crc32c_intel libcrc32c
 	ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm)

@@ -1,0 +1,6 @@
+# fio-siw-write (guest): fio-siw-send.guest.sh with --verb=write, a control: 2 MiB
+# shellcheck shell=sh disable=SC1091,SC2034
+# in 4 KiB blocks at depth 16 with --verify=md5; both jobs must end, err= 0.
+VERB="write"
+PORT=7542
+. /share/_vm/cases/fio-siw-send.guest.sh
