@@ -53,7 +53,7 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 HOST_PKGS=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers
 	rdmacm-utils ibverbs-utils perftest tcpdump tshark libibverbs-dev librdmacm-dev
-	nfs-kernel-server nfs-common rpcbind cpio gzip xz-utils make gcc binutils util-linux)
+	nfs-kernel-server nfs-common rpcbind cpio gzip xz-utils make gcc binutils util-linux fio)
 
 # versions the project's siw VM notes were verified with: installed when a
 # package is missing and the registry has a matching version (else its
