@@ -132,8 +132,10 @@ main() {
 	# 1. the VM
 	echo "conformance: building the VM (tests/conformance/vm-build.sh)"
 	reason=
-	if ! bash "$here/vm-build.sh" >"$B/build.log" 2>&1; then
-		reason=$(grep -E '^vm-build: (cannot|error):' "$B/build.log" | tail -n 1 | sed 's/^vm-build: [a-z]*: //')
+	# UIW_VM_BUILD_CMD: another build command (tests/sh/ci_gate.sh makes the
+	# build fail on purpose to see the skips fail the run)
+	if ! ${UIW_VM_BUILD_CMD:-bash "$here/vm-build.sh"} >"$B/build.log" 2>&1; then
+		reason=$(grep -E '^vm-build: (cannot|error):' "$B/build.log" | tail -n 1 | sed 's/^vm-build: [a-z]*: //' || true)
 		[ -n "$reason" ] || reason="vm-build.sh failed: $(tail -n 1 "$B/build.log")"
 	fi
 	sed 's/^/  /' "$B/build.log"
