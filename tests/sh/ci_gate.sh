@@ -20,12 +20,16 @@ BIN=${UIW_BIN:-build/bin}
 O=$(cd "$(dirname "$BIN")" && pwd)
 
 # 1. make's loop over shell tests: SH_TESTS and CHECK_BIN replaced, so only
-# the two scripts below run (the build is up to date: nothing is rebuilt
-# but what make considers stale)
+# the two scripts below run.  CHECK_BIN is a make target too (the Check
+# binary, linked from the test objects): it must name a file of this test's
+# own, newer than those objects, never a program of the system, which make
+# would relink over
 printf '#!/bin/sh\necho "skip.sh: skipped: nothing"\nexit 77\n' >"$TMP/skip.sh"
 printf '#!/bin/sh\necho "na.sh: not applicable"\nexit 78\n' >"$TMP/na.sh"
+printf '#!/bin/sh\nexit 0\n' >"$TMP/nocheck"
+chmod +x "$TMP/nocheck"
 loop() { # REQUIRE SCRIPT: make's verdict (0 or not)
-	UIW_REQUIRE_ALL=$1 make -s -C "$TOP" O="$O" SAN="${UIW_SAN:-}" _check SH_TESTS="$2" CHECK_BIN=/bin/true \
+	UIW_REQUIRE_ALL=$1 make -s -C "$TOP" O="$O" SAN="${UIW_SAN:-}" _check SH_TESTS="$2" CHECK_BIN="$TMP/nocheck" \
 		>"$TMP/loop.out" 2>&1
 }
 if loop 1 "$TMP/skip.sh"; then
