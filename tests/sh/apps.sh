@@ -266,15 +266,16 @@ for e in /proc/[0-9]*/environ; do
 done
 # Either the receives kept up (both exit 0), or, as over Linux siw
 # (conformance fio-siw-send), the server's TERMINATE "no buffer" (1/2/0x02,
-# "term 1 1/2/2" in its trace, "term 2 1/2/2" in the client's) ended the
-# connection and both jobs stayed blocked in ibv_get_cq_event() until
-# timeout(1) ended them (124/137): fio leaves its wait only on a successful
-# completion.  Anything else (a crash, another error) fails.
+# "term 1 1/2/2" in its trace) ended the connection and a job that had not
+# finished stayed blocked in ibv_get_cq_event() until timeout(1) ended it
+# (124/137): fio leaves its wait only on a successful completion (a client
+# whose last Sends had completed may end first, exit 0).  Anything else (a
+# crash, another error) fails.
 if [ "$crc" = 0 ] && [ "$src" = 0 ] && over_uiwarp "$TMP"/fio-send.?.err; then
 	ok "fio verb send" "completed: the receives kept up"
 elif grep -q 'cm event DISCONNECTED .*term 1 1/2/2' "$TMP/fio-send.s.err" &&
-	grep -q 'cm event DISCONNECTED .*term 2 1/2/2' "$TMP/fio-send.c.err" &&
-	case "$crc $src" in "124 124" | "137 137" | "124 137" | "137 124") true ;; *) false ;; esac; then
+	case $crc in 0 | 124 | 137) true ;; *) false ;; esac &&
+	case $src in 0 | 124 | 137) true ;; *) false ;; esac; then
 	ok "fio verb send" "as over Linux siw: TERMINATE 'no buffer' (iWARP has no RNR retry), both jobs then blocked in ibv_get_cq_event() until ended ($(grep -h '^fio: cq completion' \
 		"$TMP"/fio-send.c.err "$TMP"/fio-send.s.err | head -n 2 | tr '\n' ' '))"
 else
@@ -292,16 +293,30 @@ for ep in "verbs msg" "verbs;ofi_rxm rdm"; do
 		for try in 1 2; do
 			pair fi "$NA" "$cn" -- fi_pingpong -p "$prov" -e "$e" -B @PORT@ -S 4096 -I 100 -c -- \
 				fi_pingpong -p "$prov" -e "$e" -P @PORT@ -S 4096 -I 100 -c "$AA"
-			# once in a few runs of -e rdm one side dies of SIGSEGV in
-			# libfabric's teardown after a passing run: tried once more,
-			# and said so
+			# libfabric 1.17's ofi_rxm, when the peer's last message and
+			# its disconnect arrive between two of its progress reads,
+			# closes the verbs endpoint and then reposts a receive on it:
+			# a use after free (fixed upstream by "prov/rxm: fix the msg_ep
+			# use-after-free at connection teardown", not in Debian 12).
+			# Once the run's data was checked and printed, that crash,
+			# recognised by its first frame in Debian's libfabric.so.1,
+			# is libfabric's and is said so; any other failure is tried
+			# once more, then fails.
+			rxm_uaf=""
+			if [ "$crc" = 0 ] && [ "$src" != 0 ] && grep -q '^bytes' "$TMP/fi.s.out" &&
+				grep -q 'terminated with signal 11' "$TMP/fi.s.out" "$TMP/fi.s.err" &&
+				grep -A1 'terminated with signal 11' "$TMP/fi.s.out" "$TMP/fi.s.err" |
+				grep -q 'libfabric.so.1(+0xb7882)'; then
+				rxm_uaf=", then the server hit libfabric 1.17's rxm teardown use after free"
+				src=0
+			fi
 			[ "$crc" = 0 ] && [ "$src" = 0 ] && break
 			[ $try = 1 ] && again=", second try: first client $crc, server $src"
 		done
 		res=$(awk '/^bytes/ { getline; print $7 " us/xfer"; exit }' "$TMP/fi.c.out")
 		name="fi_pingpong -p $prov -e $e ($where namespace$([ $where = two ] && echo s))"
 		if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ -n "$res" ] && over_uiwarp "$TMP"/fi.?.err; then
-			ok "$name" "100 x 4096 octets checked, $res$again"
+			ok "$name" "100 x 4096 octets checked, $res$again$rxm_uaf"
 		else
 			ko "$name" "client $crc, server $src: $(oneline "$TMP"/fi.?.out "$TMP"/fi.?.err)"
 		fi
