@@ -400,10 +400,6 @@ fi
 # report") when the host is too loaded for a clean sample: perftest's own
 # measurement failed, not the RDMA under test; such a pair runs once more,
 # and says so
-perftest_calibration_failed() {
-	grep -q 'Correlation coefficient r^2' "$TMP/$1.c.err" "$TMP/$1.s.err" "$TMP/$1.c.out" \
-		"$TMP/$1.s.out" 2>/dev/null
-}
 pair() {
 	_n=$1
 	shift
@@ -422,7 +418,7 @@ pair() {
 		wait "$SPID"
 		_src=$?
 		if { [ "$_crc" != 0 ] || [ "$_src" != 0 ]; } && [ "$_try" = 1 ] &&
-			perftest_calibration_failed "$_n"; then
+			perftest_calibration_failed "$TMP/$_n".[cs].err "$TMP/$_n".[cs].out; then
 			echo "compat.sh: $_n: perftest's clock calibration failed on the loaded host: once more"
 			_try=2
 			continue

@@ -122,8 +122,7 @@ while start_server wbw -p "$RUN" ib_write_bw -R -D 1; do
 	rc=$?
 	wait "$SPID"
 	src=$?
-	if [ "$try" = 1 ] && grep -q 'Correlation coefficient r^2' "$TMP/wbw.out" "$TMP/wbw.s.out" \
-		"$TMP/wbw.s.err" 2>/dev/null; then
+	if [ "$try" = 1 ] && perftest_calibration_failed "$TMP/wbw.out" "$TMP/wbw.s.out" "$TMP/wbw.s.err"; then
 		echo "dropin_cm.sh: perftest's clock calibration failed on the loaded host: once more"
 		try=2
 		continue
