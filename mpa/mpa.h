@@ -258,6 +258,20 @@ struct mpa_rx_state {
 
 struct mpa_tx_slot;
 
+/*
+ * Payload octets (ULPDU octets after the layer above's header) by how they
+ * moved in user space: received straight into their destination by the
+ * reader (lent) or copied there by MPA (mpa_rx(), a look-ahead); queued for
+ * transmit, and of those copied by MPA (markers on: an FPDU made flat).
+ * The benchmark's "copies per octet" are copied / total on each side.
+ */
+struct mpa_copy_stats {
+	uint64_t rx_direct;
+	uint64_t rx_copied;
+	uint64_t tx_queued;
+	uint64_t tx_copied;
+};
+
 struct mpa_conn {
 	struct mpa_cfg cfg;
 	const struct mpa_ops *ops;
@@ -312,6 +326,12 @@ struct mpa_conn {
 	uint8_t rx_mk[MPA_RX_MK_SLOTS][MPA_MARKER_LEN];
 	uint64_t rx_fpdus;
 	size_t rx_lent; /* octets of the last mpa_rx_lend() not yet acked */
+	const uint8_t *rx_ahead; /* the look-ahead of the last lend, or NULL */
+	size_t rx_ahead_lent;
+	/* received ULPDU_Length, a moving average (weight 1/8): how large the
+	 * peer's FPDUs are, for a reader choosing its look-ahead */
+	uint32_t rx_ulpdu_avg;
+	struct mpa_copy_stats copies;
 
 	/* full-operation transmit */
 	struct mpa_tx_slot *tx_slots;
@@ -429,9 +449,25 @@ ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len);
 int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max);
 
 /**
+ * mpa_rx_lend_ahead() - mpa_rx_lend(), and in full operation @ahead
+ * (@ahead_len octets, the caller's scratch) appended as the last iovec: a
+ * read into the lend then needs not stop where the next destination
+ * depends on octets not received yet (the next FPDU's header).  The
+ * octets a read puts into @ahead go through the copying deframer when
+ * acked (a small FPDU whole, the rest of a header, the first octets of the
+ * next payload), so one read per message takes a large payload straight
+ * into its destination and copies only what followed it.  @ahead must stay
+ * valid until the ack.  Returns as mpa_rx_lend().
+ */
+int mpa_rx_lend_ahead(struct mpa_conn *c, struct iovec *iov, int max, uint8_t *ahead,
+		      size_t ahead_len);
+
+/**
  * mpa_rx_ack() - @n octets were written into the iovecs of the last
- * mpa_rx_lend(), in order.  Returns 0, -EINVAL if @n is more than was lent,
- * or -errno as mpa_rx().
+ * mpa_rx_lend() or mpa_rx_lend_ahead(), in order.  Octets in the
+ * look-ahead are copied to where they belong; those MPA does not take
+ * (it left full operation on the way) are dropped.  Returns 0, -EINVAL if
+ * @n is more than was lent, or -errno as mpa_rx().
  */
 int mpa_rx_ack(struct mpa_conn *c, size_t n);
 

@@ -78,6 +78,7 @@ void mpa_rx_full_init(struct mpa_conn *c)
 	c->rx_crc = crc32c_init();
 	c->rx_crc_n = 0;
 	c->rx_fpdus = 0;
+	c->rx_ulpdu_avg = c->cfg.rx_ulpdu_max; /* none seen yet: assume large */
 }
 
 /*
@@ -150,6 +151,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 
 	if (st->part == MPA_RXP_HEAD) {
 		st->ulpdu_len = get_be16(hdr_buf(c, st));
+		c->rx_ulpdu_avg = (uint32_t)(((uint64_t)c->rx_ulpdu_avg * 7 + st->ulpdu_len) / 8);
 		/* ULPDU_Length must fit our receive limit and hold the header the
 		 * layer above needs; otherwise it cannot delimit a valid FPDU (the
 		 * RFC has no closer code than "FPDU start error"). */
@@ -360,6 +362,8 @@ ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len)
 			break;
 		n = min_sz(max, len - used);
 		memcpy(ptr, in + used, n);
+		if (c->rx.part == MPA_RXP_PAYLOAD && !in_marker(c, &c->rx))
+			c->copies.rx_copied += n;
 		/* the CRC reads the input, where runs are adjacent */
 		ret = rx_step(c, &c->rx, in + used, n, 0);
 		used += n;
@@ -379,7 +383,7 @@ ssize_t mpa_rx(struct mpa_conn *c, const uint8_t *in, size_t len)
 	return (ssize_t)used;
 }
 
-int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
+static int rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 {
 	struct mpa_rx_state st;
 	int cnt = 0;
@@ -424,6 +428,34 @@ int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 	return cnt;
 }
 
+int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
+{
+	c->rx_ahead = NULL;
+	c->rx_ahead_lent = 0;
+	return rx_lend(c, iov, max);
+}
+
+int mpa_rx_lend_ahead(struct mpa_conn *c, struct iovec *iov, int max, uint8_t *ahead,
+		      size_t ahead_len)
+{
+	int cnt;
+
+	c->rx_ahead = NULL;
+	c->rx_ahead_lent = 0;
+	/* outside full operation octets after a handshake frame belong to
+	 * whoever reads next (the Request's early data is an error): none */
+	if (c->state != MPA_S_FULL || !ahead || !ahead_len || max < 2)
+		return rx_lend(c, iov, max);
+	cnt = rx_lend(c, iov, max - 1);
+	if (cnt <= 0)
+		return cnt;
+	iov[cnt].iov_base = ahead;
+	iov[cnt].iov_len = ahead_len;
+	c->rx_ahead = ahead;
+	c->rx_ahead_lent = ahead_len;
+	return cnt + 1;
+}
+
 int mpa_rx_ack(struct mpa_conn *c, size_t n)
 {
 	int ret = rx_gate(c);
@@ -431,9 +463,27 @@ int mpa_rx_ack(struct mpa_conn *c, size_t n)
 	if (ret)
 		return ret;
 	/* Octets beyond the lend would land where nobody wrote them. */
-	if (n > c->rx_lent)
+	if (n > c->rx_lent + c->rx_ahead_lent)
 		return -EINVAL;
+	if (n > c->rx_lent) {
+		/* the direct part whole, then what the look-ahead caught */
+		size_t extra = n - c->rx_lent;
+		const uint8_t *ahead = c->rx_ahead;
+		ssize_t r;
+
+		c->rx_ahead = NULL;
+		c->rx_ahead_lent = 0;
+		ret = mpa_rx_ack(c, c->rx_lent);
+		if (ret < 0)
+			return ret;
+		if (c->state != MPA_S_FULL)
+			return 0; /* MPA stopped taking octets: the rest is dropped */
+		r = mpa_rx(c, ahead, extra);
+		return r < 0 ? (int)r : 0;
+	}
 	c->rx_lent -= n;
+	c->rx_ahead = NULL; /* a read ends the lend: what it did not reach is free */
+	c->rx_ahead_lent = 0;
 	while (n) {
 		uint8_t *ptr;
 		size_t max, k;
@@ -443,6 +493,8 @@ int mpa_rx_ack(struct mpa_conn *c, size_t n)
 			return -EINVAL;
 		}
 		k = min_sz(max, n);
+		if (c->rx.part == MPA_RXP_PAYLOAD && !in_marker(c, &c->rx))
+			c->copies.rx_direct += k;
 		ret = rx_step(c, &c->rx, ptr, k, 0);
 		if (ret < 0) {
 			c->rx_crc_n = 0;
@@ -462,6 +514,8 @@ void mpa_rx_stop(struct mpa_conn *c, int err)
 	c->rx.ndst = 0;
 	c->rx.dst_idx = 0;
 	c->rx_lent = 0;
+	c->rx_ahead = NULL;
+	c->rx_ahead_lent = 0;
 	c->rx_crc_n = 0;
 }
 

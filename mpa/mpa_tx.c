@@ -227,9 +227,11 @@ int mpa_tx_fpdu(struct mpa_conn *c, const void *hdr, size_t hdr_len, const struc
 	emit(&b, s->tail, pad + MPA_CRC_LEN);
 	s->len = (size_t)(b.pos - c->tx_pos);
 
+	c->copies.tx_queued += ulpdu - hdr_len;
 	/* "When sending an FPDU, the sender MUST include a CRC field"; when
 	 * CRCs are off it "may contain any value": we send zero, as siw does. */
 	if (c->tx_markers && tx_flatten(c, s)) {
+		c->copies.tx_copied += ulpdu - hdr_len;
 		if (c->crc_on)
 			flat_crc(s, pad, crc32c_final(crc32c_update(crc32c_init(), s->flat,
 								    s->len - MPA_CRC_LEN)));

@@ -504,6 +504,8 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 			       wr->sge[i].length);
 			off += wr->sge[i].length;
 		}
+		if (qp->mpa) /* a user-space copy of payload, as MPA's */
+			qp->mpa->copies.tx_copied += total;
 		w->wr.num_sge = total ? 1 : 0;
 		w->wr.sge[0].addr = (uint64_t)(uintptr_t)w->inline_data;
 		w->wr.sge[0].length = (uint32_t)total;

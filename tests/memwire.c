@@ -29,11 +29,22 @@ size_t mw_gather(struct mpa_conn *c, uint8_t *wire, size_t cap, struct iovec *io
 
 ssize_t mw_lend_feed(struct mpa_conn *c, const uint8_t *in, size_t len)
 {
+	return mw_ahead_feed(c, in, len, 0);
+}
+
+__thread unsigned long mw_reads;
+
+ssize_t mw_ahead_feed(struct mpa_conn *c, const uint8_t *in, size_t len, size_t ahead_len)
+{
+	static __thread uint8_t ahead[MW_AHEAD_MAX];
 	size_t used = 0;
 
+	if (ahead_len > sizeof(ahead))
+		return -EINVAL;
 	while (used < len) {
 		struct iovec iov[16];
-		int n = mpa_rx_lend(c, iov, 16);
+		int n = ahead_len ? mpa_rx_lend_ahead(c, iov, 16, ahead, ahead_len)
+				  : mpa_rx_lend(c, iov, 16);
 		size_t k = 0;
 		int ret;
 
@@ -41,6 +52,7 @@ ssize_t mw_lend_feed(struct mpa_conn *c, const uint8_t *in, size_t len)
 			return n;
 		if (n == 0)
 			break;
+		mw_reads++;
 		for (int i = 0; i < n && used + k < len; i++) {
 			size_t m = iov[i].iov_len;
 

@@ -28,6 +28,18 @@ size_t mw_gather(struct mpa_conn *c, uint8_t *wire, size_t cap, struct iovec *io
 ssize_t mw_lend_feed(struct mpa_conn *c, const uint8_t *in, size_t len);
 
 /*
+ * mw_ahead_feed() - the same with a look-ahead of @ahead_len octets
+ * (mpa_rx_lend_ahead(); 0: none, at most MW_AHEAD_MAX), as the engine
+ * reads in full operation.
+ */
+#define MW_AHEAD_MAX 65536
+/* the engine's look-ahead while FPDUs are large (UIW_CONN_AHEAD) */
+#define UIW_TEST_AHEAD 1024
+/* lends filled by mw_lend_feed()/mw_ahead_feed() in this thread ("reads") */
+extern __thread unsigned long mw_reads;
+ssize_t mw_ahead_feed(struct mpa_conn *c, const uint8_t *in, size_t len, size_t ahead_len);
+
+/*
  * mw_move_hs() - move whole pending handshake frames from @from to @to
  * through mpa_rx(), via @wire (@cap).  Returns 1 if something moved, 0 if
  * nothing was pending, -errno.

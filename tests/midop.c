@@ -239,7 +239,7 @@ static int setup(struct mo *m)
 	ret = rp_init(&m->p, &ic, &rc, &q, c->seed);
 	if (ret)
 		return ret;
-	m->p.lend = !!c->lend;
+	m->p.lend = c->lend;
 	m->p.max_chunk = c->chunk;
 	if (mem_map(&m->a_buf, 0, c->msg) || mem_map(&m->v_reg, 1, c->msg) ||
 	    mem_map(&m->v_rcv[0], 2, c->msg) || mem_map(&m->v_rcv[1], 3, c->msg))
@@ -462,7 +462,11 @@ int mo_run(const struct mo_case *c, char *why, size_t why_len)
 		size_t lent = 0, k;
 
 		if (c->inflight && !m->p.b.conn_failed) {
-			n = inbound(c->op) ? mpa_rx_lend(vc, iov, 32) : mpa_tx_pending(vc, iov, 64);
+			static uint8_t ahead[UIW_TEST_AHEAD];
+
+			/* as the engine reads: the lend and its look-ahead */
+			n = inbound(c->op) ? mpa_rx_lend_ahead(vc, iov, 32, ahead, sizeof(ahead))
+					   : mpa_tx_pending(vc, iov, 64);
 			for (int i = 0; i < n; i++)
 				lent += iov[i].iov_len;
 			if (inbound(c->op) && lent > m->wire_len - pos)

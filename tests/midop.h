@@ -56,7 +56,8 @@ struct mo_case {
 	int inflight;	 /* emulate the engine's read/send in flight across it */
 	size_t io_len;	 /* octets that read/send moves after the action (0: all lent) */
 	int markers;	 /* MPA markers both ways */
-	int lend;	 /* victim receives through mpa_rx_lend/ack (else mpa_rx) */
+	int lend;	 /* victim receives through mpa_rx_lend/ack (else mpa_rx; 2, 3: with
+			    a look-ahead of 1 KiB, 64 KiB, as rdmap_pair's lend) */
 	size_t chunk;	 /* wire re-split into 1..chunk octets (0: whole) */
 	uint32_t msg;	 /* payload octets of the operation (<= MO_MSG_MAX) */
 	uint64_t seed;

@@ -171,7 +171,11 @@ size_t tp_drain(struct tp_side *from, uint8_t *wire, size_t cap)
 
 ssize_t tp_feed(struct tp_side *to, const uint8_t *in, size_t len, int mode)
 {
-	return mode == 0 ? mpa_rx(&to->c, in, len) : mw_lend_feed(&to->c, in, len);
+	static const size_t ahead[] = {0, 0, UIW_TEST_AHEAD, MW_AHEAD_MAX};
+
+	if (mode == 0)
+		return mpa_rx(&to->c, in, len);
+	return mw_ahead_feed(&to->c, in, len, ahead[mode & 3]);
 }
 
 int tp_handshake(struct tp_pair *p)

@@ -64,8 +64,10 @@ int tp_handshake(struct tp_pair *p);
 int tp_send(struct tp_side *s, const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
 	    size_t len);
 
-/* Feed @len octets to @to: mode 0 mpa_rx, mode 1 lend/copy/ack. Returns
- * consumed or -errno. */
+/* Feed @len octets to @to: mode 0 mpa_rx, mode 1 lend/copy/ack, 2 and 3
+ * the same with a look-ahead of 1024 and of 65536 octets.  Returns consumed
+ * or -errno. */
+#define TP_FEED_MODES 4
 ssize_t tp_feed(struct tp_side *to, const uint8_t *in, size_t len, int mode);
 
 #endif /* UIW_TESTS_MPA_PAIR_H */

@@ -117,7 +117,8 @@ static ssize_t deliver(struct rp_pair *p, struct rp_host *to, const uint8_t *buf
 			if (k > lim)
 				k = lim;
 		}
-		r = p->lend ? mw_lend_feed(c, buf + off, k) : mpa_rx(c, buf + off, k);
+		r = p->lend ? mw_ahead_feed(c, buf + off, k, p->lend == 2 ? UIW_TEST_AHEAD : p->lend == 3 ? MW_AHEAD_MAX : 0)
+			    : mpa_rx(c, buf + off, k);
 		if (r < 0) {
 			to->conn_failed = 1;
 			rdmap_qp_conn_failed(&to->qp, (int)r);

@@ -32,7 +32,8 @@ struct rp_pair {
 	struct rp_host b; /* responder side */
 	uint64_t rng;
 	size_t max_chunk; /* wire re-split: chunks of 1..max_chunk octets (0: whole) */
-	int lend;	  /* receive through mpa_rx_lend/ack instead of mpa_rx */
+	int lend;	  /* receive through mpa_rx_lend/ack instead of mpa_rx (2, 3: with a
+			     look-ahead of 1024, of 65536 octets) */
 };
 
 /* Establish MPA with @ini/@rsp configs, create and bind the QPs. */

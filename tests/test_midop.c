@@ -64,7 +64,9 @@ static void run_all(int idx, size_t msg, size_t stride)
 	c.op = (enum mo_op)(idx / 4);
 	c.markers = (idx / 2) & 1;
 	c.inflight = idx & 1;
-	c.lend = !c.markers; /* both receive paths: lend/ack, and the copying deframer */
+	/* the engine's reads: lend/ack with its look-ahead, small (large FPDUs)
+	 * or large (copying: small FPDUs) */
+	c.lend = c.markers ? 3 : 2;
 	c.msg = (uint32_t)msg;
 	c.seed = tu_seed();
 	catch_segv();

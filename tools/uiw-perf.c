@@ -1224,8 +1224,9 @@ void print_header(const struct opts *o, const struct sysfacts *s, int server)
 		       "t_avg[usec]", "t_stdev[usec]", "99% percentile[usec]",
 		       "99.9% percentile[usec]");
 	else
-		printf(" %-10s %-14s %-18s %-20s %-15s %s\n", "#bytes", "#iterations",
-		       "BW peak[MB/sec]", "BW average[MB/sec]", "MsgRate[Mpps]", "CPU[s/GiB]");
+		printf(" %-10s %-14s %-18s %-20s %-15s %-10s%s\n", "#bytes", "#iterations",
+		       "BW peak[MB/sec]", "BW average[MB/sec]", "MsgRate[Mpps]", "CPU[s/GiB]",
+		       t->tcp ? "" : " RxCopies/octet[here,peer]");
 	fflush(stdout);
 }
 
@@ -1270,14 +1271,34 @@ void print_bw(const struct opts *o, const struct sysfacts *s, int server,
 			printf(",\"peer_cpu_s\":%.4f", r->cpu_peer);
 		if (cpu_per_gib(r) >= 0)
 			printf(",\"cpu_s_per_GiB\":%.4f", cpu_per_gib(r));
+		if (!tests[o->test].tcp) {
+			static const char *const k[4] = {"copies_rx", "copies_tx", "peer_copies_rx",
+							 "peer_copies_tx"};
+			const double v[4] = {r->cp_rx, r->cp_tx, r->cp_peer_rx, r->cp_peer_tx};
+
+			for (int i = 0; i < 4; i++)
+				if (v[i] >= 0)
+					printf(",\"%s\":%.4f", k[i], v[i]);
+		}
 		printf("}\n");
 	} else {
-		char cpu[32] = "-";
+		char cpu[32] = "-", cp[64] = "";
 
 		if (cpu_per_gib(r) >= 0)
 			snprintf(cpu, sizeof(cpu), "%.3f", cpu_per_gib(r));
-		printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %-15.6f %s\n", r->size,
-		       r->msgs, r->peak, r->avg, r->rate, cpu);
+		if (!tests[o->test].tcp) {
+			/* user-space copies per octet received, here and at the
+			 * peer ("-": it received no payload) */
+			char a[16] = "-", b[16] = "-";
+
+			if (r->cp_rx >= 0)
+				snprintf(a, sizeof(a), "%.4f", r->cp_rx);
+			if (r->cp_peer_rx >= 0)
+				snprintf(b, sizeof(b), "%.4f", r->cp_peer_rx);
+			snprintf(cp, sizeof(cp), " %s,%s", a, b);
+		}
+		printf(" %-10" PRIu32 " %-14" PRIu64 " %-18.2f %-20.2f %-15.6f %-10s%s\n", r->size,
+		       r->msgs, r->peak, r->avg, r->rate, cpu, cp);
 	}
 	fflush(stdout);
 }
@@ -1510,6 +1531,42 @@ static void ctrl_get_bw(const struct ctrl *c, struct bw_result *r)
 	r->avg = c->res[1];
 	r->rate = c->res[2];
 	r->cpu_self = r->cpu_peer = -1;
+	r->cp_rx = r->cp_tx = r->cp_peer_rx = r->cp_peer_tx = -1;
+}
+
+/* The context's copy counters, to take a size's share of them. */
+static void copies_snap(struct uiw_context *ctx, struct uiw_context_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (ctx)
+		uiw_query_context_stats(ctx, st);
+}
+
+/* @r's own copies per octet since @before; -1 where nothing moved */
+static void copies_since(struct uiw_context *ctx, const struct uiw_context_stats *before,
+			 struct bw_result *r)
+{
+	struct uiw_context_stats now;
+	uint64_t rx, tx;
+
+	copies_snap(ctx, &now);
+	rx = now.rx_payload - before->rx_payload;
+	tx = now.tx_payload - before->tx_payload;
+	r->cp_rx = rx ? (double)(now.rx_payload_copied - before->rx_payload_copied) / (double)rx
+		      : -1;
+	r->cp_tx = tx ? (double)(now.tx_payload_copied - before->tx_payload_copied) / (double)tx
+		      : -1;
+}
+
+/* A ratio through the control message: res[] carries ratio + 1 (0: none). */
+static double cp_put(double v)
+{
+	return v < 0 ? 0 : v + 1;
+}
+
+static double cp_get(double v)
+{
+	return v > 0 ? v - 1 : -1;
 }
 
 static void ctrl_put_lat(struct ctrl *c, const struct lat_result *r)
@@ -2702,9 +2759,11 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 	uint64_t t0, deadline;
 	int stopping = 0;
 	double cpu0;
+	struct uiw_context_stats cs0;
 
 	size_reset(p, size);
 	bw_window(p);
+	copies_snap(p->ctx, &cs0);
 	for (unsigned i = 0; i < p->nq; i++)
 		p->qx[i].target = o->duration_us ? UINT64_MAX : o->iters;
 	cpu0 = cpu_now();
@@ -2736,21 +2795,27 @@ static void client_bw(struct perf *p, uint32_t size, int last)
 	r.cpu_self = cpu_now() - cpu0;
 	r.cpu_peer = -1;
 	r.bytes = 0;
+	copies_since(p->ctx, &cs0, &r);
 	if (tests[o->test].atomic)
 		atomic_final_check(p); /* before the FIN, which carries the verdict */
 	fin.errors = verify_errors;
 	ctrl_put_bw(&fin, &r);
 	fin.res[3] = r.cpu_self;
+	fin.res[4] = cp_put(r.cp_rx);
+	fin.res[5] = cp_put(r.cp_tx);
 	fin_exchange(p, &fin);
 	/* the server's CPU time over its part of the size, from its FIN_ACK */
 	if (p->qx[0].ack_msg.res[3] > 0)
 		r.cpu_peer = p->qx[0].ack_msg.res[3];
+	r.cp_peer_rx = cp_get(p->qx[0].ack_msg.res[4]);
+	r.cp_peer_tx = cp_get(p->qx[0].ack_msg.res[5]);
 	print_bw(o, &p->sf, 0, &r);
 	if (tests[o->test].atomic)
 		atomic_summary(p);
 }
 
-static void server_fin_ack(struct perf *p, int next_size_clear, double cpu)
+static void server_fin_ack(struct perf *p, int next_size_clear, double cpu,
+			   const struct bw_result *r)
 {
 	for (unsigned i = 0; i < p->nq; i++) {
 		struct qpx *q = &p->qx[i];
@@ -2762,6 +2827,8 @@ static void server_fin_ack(struct perf *p, int next_size_clear, double cpu)
 		}
 		ack.errors = i == 0 ? verify_errors : 0;
 		ack.res[3] = cpu;
+		ack.res[4] = r ? cp_put(r->cp_rx) : 0;
+		ack.res[5] = r ? cp_put(r->cp_tx) : 0;
 		if (next_size_clear)
 			q->rx_msgs = 0;
 		post_ctrl(p, q, &ack);
@@ -2782,7 +2849,9 @@ static int server_bw(struct perf *p, uint32_t size)
 	struct bw_result r;
 	int last;
 	double cpu0 = cpu_now();
+	struct uiw_context_stats cs0;
 
+	copies_snap(p->ctx, &cs0);
 	size_reset(p, size);
 	while (!all_fin(p))
 		progress(p, 1000);
@@ -2803,8 +2872,11 @@ static int server_bw(struct perf *p, uint32_t size)
 	r.cpu_self = cpu_now() - cpu0;
 	if (p->qx[0].fin_msg.res[3] > 0)
 		r.cpu_peer = p->qx[0].fin_msg.res[3];
+	copies_since(p->ctx, &cs0, &r);
+	r.cp_peer_rx = cp_get(p->qx[0].fin_msg.res[4]);
+	r.cp_peer_tx = cp_get(p->qx[0].fin_msg.res[5]);
 	counter_check(p); /* before the FIN_ACK, which carries the verdict */
-	server_fin_ack(p, 1, r.cpu_self);
+	server_fin_ack(p, 1, r.cpu_self, &r);
 	print_bw(&p->o, &p->sf, 1, &r);
 	counter_print(p);
 	return last;
@@ -2991,7 +3063,7 @@ static int server_lat(struct perf *p, uint32_t size)
 	if (o->test == T_WRITE_LAT)
 		memset(slot(p, q, 0), 0, p->slot_size);
 	counter_check(p);
-	server_fin_ack(p, 1, 0);
+	server_fin_ack(p, 1, 0, NULL);
 	print_lat(o, &p->sf, 1, &r);
 	counter_print(p);
 	return last;

@@ -152,6 +152,10 @@ struct bw_result {
 	 * size's run (getrusage, every thread); negative: not known */
 	double cpu_self, cpu_peer;
 	uint64_t bytes; /* moved, for CPU per GiB; 0: msgs * size */
+	/* user-space copies per payload octet received and sent
+	 * (uiw_query_context_stats()), ours and the peer's, over the size's
+	 * run; negative: not known (uiwarp tests only) */
+	double cp_rx, cp_tx, cp_peer_rx, cp_peer_tx;
 };
 
 struct lat_result {

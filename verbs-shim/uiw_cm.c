@@ -315,9 +315,35 @@ void cm_pending_done(struct uiw_cm_id *c)
 		__atomic_sub_fetch(&c->listener->npending, 1, __ATOMIC_RELAXED);
 }
 
+/* @id's share of the context's statistics, added to @st */
+static void id_stats_add(const struct uiw_cm_id *id, struct uiw_context_stats *st)
+{
+	const struct mpa_copy_stats *c = &id->conn.mpa.copies;
+
+	st->rx_payload += c->rx_direct + c->rx_copied;
+	st->rx_payload_copied += c->rx_copied;
+	st->tx_payload += c->tx_queued;
+	st->tx_payload_copied += c->tx_copied;
+	st->rx_reads += id->rx_reads;
+}
+
+int uiw_query_context_stats(struct uiw_context *ctx, struct uiw_context_stats *stats)
+{
+	if (!ctx || !stats)
+		return -EINVAL;
+	ctx_lock_all(ctx); /* also takes every engine's inbox into its ids */
+	*stats = ctx->gone;
+	for (unsigned e = 0; e < ctx->neng; e++)
+		for (const struct uiw_cm_id *id = ctx->eng[e].ids; id; id = id->next)
+			id_stats_add(id, stats);
+	ctx_unlock_all(ctx);
+	return 0;
+}
+
 /* Context lock held (or the engines stopped). */
 void cm_id_free(struct uiw_cm_id *id)
 {
+	id_stats_add(id, &id->ctx->gone);
 	btab_del(id);
 	if (id->bfd >= 0)
 		close(id->bfd);
@@ -325,7 +351,6 @@ void cm_id_free(struct uiw_cm_id *id)
 	uiw_conn_destroy(&id->conn);
 	id_free_spares(id);
 	free(id->alt);
-	free(id->stage);
 	free(id);
 }
 

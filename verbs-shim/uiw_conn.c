@@ -9,6 +9,7 @@
 #include "uiw_conn.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Events, for "each at most once" (struct uiw_conn, @reported). */
@@ -284,6 +285,8 @@ int uiw_conn_init(struct uiw_conn *c, const struct uiw_conn_cfg *cfg,
 
 void uiw_conn_destroy(struct uiw_conn *c)
 {
+	free(c->ahead_big);
+	c->ahead_big = NULL;
 	if (c->mpa_inited)
 		mpa_conn_destroy(&c->mpa);
 	c->mpa_inited = 0;
@@ -334,6 +337,24 @@ void uiw_conn_on_connected(struct uiw_conn *c, uint64_t now, int err, uint32_t e
 	err = mpa_begin(c, now, c->conn_pd, c->conn_pd_len);
 	if (err)
 		handshake_failed(c, err);
+}
+
+/* What the next read takes: MPA's lend, with the look-ahead its peer's
+ * FPDU sizes call for (UIW_CONN_AHEAD). */
+static int rx_lend(struct uiw_conn *c)
+{
+	uint8_t *ahead = c->ahead;
+	size_t len = sizeof(c->ahead);
+
+	if (c->mpa.state == MPA_S_FULL && c->mpa.rx_ulpdu_avg < UIW_CONN_SMALL_FPDU) {
+		if (!c->ahead_big)
+			c->ahead_big = malloc(UIW_CONN_AHEAD_BIG);
+		if (c->ahead_big) { /* else the small one: slower, not wrong */
+			ahead = c->ahead_big;
+			len = UIW_CONN_AHEAD_BIG;
+		}
+	}
+	return mpa_rx_lend_ahead(&c->mpa, c->rx_iov, UIW_CONN_RX_IOV, ahead, len);
 }
 
 /* MPA took received octets and returned @ret (0 or -errno). */
@@ -500,7 +521,7 @@ void uiw_conn_want(struct uiw_conn *c, uint64_t now, unsigned idle, struct uiw_c
 		}
 		if ((idle & UIW_CONN_RX_IDLE) && !w->rx) {
 			if (rx_delivers(c->state)) {
-				n = mpa_rx_lend(&c->mpa, c->rx_iov, UIW_CONN_RX_IOV);
+				n = rx_lend(c);
 				if (n > 0) {
 					w->rx = c->rx_iov;
 					w->rx_n = n;

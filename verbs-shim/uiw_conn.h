@@ -3,7 +3,8 @@
  * uiw_conn: the life of one iWARP connection (TCP connect result, MPA
  * handshake, full operation, graceful and abortive close, linger, drain,
  * TERMINATE) as a sans-I/O state machine.  No sockets, clocks, threads or
- * allocation on the data path: the caller moves the bytes, passes the time
+ * allocation on the data path (one look-ahead buffer is allocated the first
+ * time a peer's FPDUs are small): the caller moves the bytes, passes the time
  * in and performs what uiw_conn_want() asks for; the connection reports what
  * happened through struct uiw_conn_ops.  docs/CONN.md has the state table.
  *
@@ -128,6 +129,22 @@ void uiw_conn_cfg_init(struct uiw_conn_cfg *cfg, enum mpa_role role);
 #define UIW_CONN_RX_IOV	 32
 #define UIW_CONN_TX_IOV	 256
 #define UIW_CONN_DISCARD 2048
+/*
+ * Every read in full operation ends in a look-ahead (mpa_rx_lend_ahead()):
+ * after the octets MPA lends straight into their destinations, a buffer of
+ * ours catches what follows, so one read takes a whole message however
+ * the peer cut it into FPDUs (64754 + 782 payload octets for 64 KiB at
+ * the largest MULPDU), and only what the look-ahead caught is copied: the
+ * short FPDU and the first octets of the next.  Its size is a policy: small
+ * (UIW_CONN_AHEAD) while the peer's FPDUs are large, so that large
+ * payloads are read where they belong; large (UIW_CONN_AHEAD_BIG,
+ * allocated the first time) while they average under UIW_CONN_SMALL_FPDU,
+ * where one read per FPDU costs more than copying (a peer with a 1500
+ * octet path sends some 45 FPDUs per 64 KiB).
+ */
+#define UIW_CONN_AHEAD	    1024
+#define UIW_CONN_AHEAD_BIG  65536
+#define UIW_CONN_SMALL_FPDU 8192
 
 struct uiw_conn {
 	enum uiw_conn_state state;
@@ -158,6 +175,8 @@ struct uiw_conn {
 	struct iovec rx_iov[UIW_CONN_RX_IOV];
 	struct iovec tx_iov[UIW_CONN_TX_IOV];
 	uint8_t discard[UIW_CONN_DISCARD];
+	uint8_t ahead[UIW_CONN_AHEAD];
+	uint8_t *ahead_big; /* UIW_CONN_AHEAD_BIG octets, or NULL */
 };
 
 /* The caller's I/O that is not in flight (uiw_conn_want()'s @idle). */

@@ -234,13 +234,11 @@ void engine_id_gone(struct uiw_cm_id *id)
 
 static void on_rx(struct uiw_cm_id *id, int res)
 {
-	int cancelled = id->rx_cancel, staged = id->rx_staged;
-	uint64_t now;
+	int cancelled = id->rx_cancel;
 
 	id->rx_busy = 0;
 	id->rx_app = 0;
 	id->rx_cancel = 0;
-	id->rx_staged = 0;
 	if (id->closing)
 		return; /* the connection is over: the octets go nowhere */
 	/* cancelled because the QP is failing: nothing was read; the next
@@ -249,7 +247,7 @@ static void on_rx(struct uiw_cm_id *id, int res)
 		return;
 	if (res > 0) {
 		size_t left = (size_t)res;
-		const struct iovec *iov = staged ? &id->stage_iov : id->conn.rx_iov;
+		const struct iovec *iov = id->conn.rx_iov;
 
 		for (int i = 0; i < id->rx_niov && left; i++) {
 			size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -258,11 +256,7 @@ static void on_rx(struct uiw_cm_id *id, int res)
 			left -= k;
 		}
 	}
-	now = engine_now_ns();
-	if (staged)
-		uiw_conn_on_read_copy(&id->conn, now, id->stage, res);
-	else
-		uiw_conn_on_read(&id->conn, now, res);
+	uiw_conn_on_read(&id->conn, engine_now_ns(), res);
 }
 
 static void on_tx(struct uiw_cm_id *id, int res)
@@ -506,34 +500,17 @@ static void tx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w, uint64
 	id_io_sync(id);
 }
 
-/* Read into @w's iovecs, or into the staging buffer when MPA lends fewer
- * than UIW_RX_STAGE_MIN octets of an FPDU; directly (polled) or by io_uring. */
+/* Read into @w's iovecs (MPA's lend and the connection's look-ahead),
+ * directly (polled) or by io_uring. */
 static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 {
 	struct io_uring_sqe *sqe;
 	struct iovec *iov = w->rx;
-	int n = w->rx_n, app = 0;
+	int n = w->rx_n;
+	/* in full operation a read lends application memory (payload
+	 * destinations) unless it is the discard buffer's */
+	int app = id->conn.mpa.state == MPA_S_FULL && iov[0].iov_base != id->conn.discard;
 
-	id->rx_staged = 0;
-	if (id->conn.mpa.state == MPA_S_FULL && iov[0].iov_base != id->conn.discard) {
-		size_t due = 0;
-
-		for (int i = 0; i < n && due < UIW_RX_STAGE_MIN; i++)
-			due += iov[i].iov_len;
-		app = 1;
-		if (due < UIW_RX_STAGE_MIN) {
-			if (!id->stage)
-				id->stage = malloc(UIW_RX_STAGE);
-			if (id->stage) {
-				id->stage_iov.iov_base = id->stage;
-				id->stage_iov.iov_len = UIW_RX_STAGE;
-				iov = &id->stage_iov;
-				n = 1;
-				id->rx_staged = 1;
-				app = 0;
-			}
-		}
-	}
 	id->rx_niov = n;
 	if (direct_ok(id)) {
 		struct msghdr mh;
@@ -547,7 +524,6 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 			/* a turn that waits is woken by the poll; a spinning one
 			 * (uiw_poll_cq) tries again, and arms nothing: the poll's
 			 * wake-up would cost the sender's side of every message */
-			id->rx_staged = 0;
 			if (!id->poll_busy && !id->eng->spinning && (sqe = get_sqe(id->eng))) {
 				io_uring_prep_poll_add(sqe, id->fd, POLLIN);
 				sqe_op(id->eng, sqe, &id->op_poll);
@@ -557,7 +533,6 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 			return;
 		}
 		id->rx_reads++;
-		id->rx_staged_reads += (uint64_t)id->rx_staged;
 		id->rx_busy = 1; /* as for a read in flight: on_rx() ends it */
 		id->eng->progressed = 1;
 		on_rx(id, r < 0 ? -errno : (int)r);
@@ -566,12 +541,10 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 	}
 	sqe = get_sqe(id->eng);
 	if (!sqe) {
-		id->rx_staged = 0;
 		engine_mark(id);
 		return;
 	}
 	id->rx_reads++;
-	id->rx_staged_reads += (uint64_t)id->rx_staged;
 	io_uring_prep_readv(sqe, id->fd, iov, (unsigned)n, 0);
 	sqe_op(id->eng, sqe, &id->op_rx);
 	id->rx_busy = 1;
@@ -702,6 +675,20 @@ int engine_send_now(struct uiw_cm_id *id)
 }
 
 /* Returns 1 when the engine freed @id (an id the application never saw). */
+/* The QP is failing and waits for our I/O to end before it flushes (or
+ * cuts its queue for the TERMINATE): a peer that stopped reading, or sends
+ * nothing more, would hold it there for ever.  Cancel what is in flight;
+ * whatever it already moved is accounted when its completion comes. */
+static void io_end_for_qp(struct uiw_cm_id *id, struct rdmap_qp *qp)
+{
+	if (qp->io_busy && (qp->flush_pending || (qp->term_pending && !qp->term_sent))) {
+		if (id->tx_busy)
+			op_cancel(id, &id->op_tx, &id->tx_cancel);
+		if (id->rx_busy && id->rx_app)
+			op_cancel(id, &id->op_rx, &id->rx_cancel);
+	}
+}
+
 static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 {
 	struct io_uring_sqe *sqe;
@@ -766,22 +753,17 @@ static int id_service(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 		     __atomic_load_n(&id->qp->recv_cq->error, __ATOMIC_RELAXED)))
 			rdmap_qp_modify_error(qp);
 		rdmap_qp_progress(qp);
-		/* The QP is failing and waits for our I/O to end before it
-		 * flushes (or cuts its queue for the TERMINATE): a peer that
-		 * stopped reading, or sends nothing more, would hold it there
-		 * for ever.  Cancel what is in flight; whatever it already
-		 * moved is accounted when its completion comes. */
-		if (qp->io_busy && (qp->flush_pending || (qp->term_pending && !qp->term_sent))) {
-			if (id->tx_busy)
-				op_cancel(id, &id->op_tx, &id->tx_cancel);
-			if (id->rx_busy && id->rx_app)
-				op_cancel(id, &id->op_rx, &id->rx_cancel);
-		}
+		io_end_for_qp(id, qp);
 	}
-	if (!id->closing)
+	if (!id->closing) {
 		conn_perform(id, now,
 			     (id->rx_busy ? 0 : UIW_CONN_RX_IDLE) | (id->tx_busy ? 0 : UIW_CONN_TX_IDLE),
 			     deadline);
+		/* a deadline in there (MPA's wait for the RTR) may have failed
+		 * the QP while a read lent it memory */
+		if (qp && !id->closing)
+			io_end_for_qp(id, qp);
+	}
 
 	/* a reset's cancel of the send in flight that found no SQE: again
 	 * (the connection, closed, keeps how: begin_close() had @conn.reset) */

@@ -119,6 +119,8 @@ struct uiw_context {
 	 * broadcasts, under @lock, each time it releases its engine's lock to
 	 * wait in its ring */
 	unsigned waiters;
+	/* (under @lock) the statistics of connections gone (cm_id_free()) */
+	struct uiw_context_stats gone;
 };
 
 struct uiw_pd {
@@ -197,13 +199,6 @@ enum uiw_id_state {
 	UIW_ID_DEAD  /* socket closed */
 };
 
-/* Small FPDUs (a peer sizing them to a 1500-octet path) would cost one read
- * each: when the octets MPA lends for the current FPDU are fewer than
- * UIW_RX_STAGE_MIN, the engine reads up to UIW_RX_STAGE octets into a
- * per-connection staging buffer (allocated on first use) and runs the
- * copying deframer over them.  Larger FPDUs are placed directly. */
-#define UIW_RX_STAGE	 65536
-#define UIW_RX_STAGE_MIN 16384
 /* The most CM events one id reports: a responder's CONNECT_REQUEST,
  * ESTABLISHED and DISCONNECTED (an initiator: ESTABLISHED and DISCONNECTED,
  * or one error event); an id serves one connection. */
@@ -275,16 +270,13 @@ struct uiw_cm_id {
 	struct uiw_op op_rx, op_tx, op_misc, op_poll;
 	int rx_busy, tx_busy, misc_busy;
 	int poll_busy; /* polled direct receive: an IORING_OP_POLL_ADD in flight */
-	int rx_app;    /* the read in flight was lent application memory (not stage/discard) */
+	int rx_app;    /* the read in flight was lent application memory (not the discard buffer) */
 	int rx_cancel, tx_cancel, misc_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
 	int closing; /* @conn is over: I/O in flight is being ended, then close */
-	int rx_niov; /* iovecs of the read in flight (conn.rx_iov, or the stage) */
+	int rx_niov; /* iovecs of the read in flight (conn.rx_iov) */
 	int tx_niov; /* iovecs of the send in flight (conn.tx_iov) */
 	struct msghdr tx_msg;
-	struct iovec stage_iov;
-	uint8_t *stage; /* UIW_RX_STAGE octets, or NULL */
-	int rx_staged;	/* the read in flight goes to @stage */
-	uint64_t rx_reads, rx_staged_reads; /* statistics */
+	uint64_t rx_reads; /* statistics */
 
 	/* CM event nodes allocated with the id (UIW_ID_EVENTS), taken by
 	 * cm_ev_push(): no event is lost to a failed allocation */

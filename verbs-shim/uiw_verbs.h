@@ -196,6 +196,30 @@ int uiw_progress(struct uiw_context *ctx, int timeout_ms);
  */
 int uiw_context_fd(struct uiw_context *ctx);
 
+/**
+ * struct uiw_context_stats - what the connections of a context moved, summed
+ * over every connection it has had, open or closed.  Payload octets are
+ * those of RDMAP messages (Send, Write, Read Response, ... data), not
+ * headers, markers or CRCs.  A user-space copy is one the library made
+ * (the kernel's copy between socket and memory is not counted): on the
+ * receive side the octets a read's look-ahead caught, copied to their
+ * destination, and every octet of a peer whose FPDUs are small (under 8 KiB
+ * on average: one read per FPDU would cost more); on the send side marked
+ * FPDUs made contiguous and inline data.  copied / payload is the
+ * benchmarks' "user-space copies per octet".
+ */
+struct uiw_context_stats {
+	uint64_t rx_payload;	    /* received into destinations */
+	uint64_t rx_payload_copied; /* of those, copied by the library */
+	uint64_t tx_payload;	    /* queued for sending */
+	uint64_t tx_payload_copied; /* of those, copied by the library first */
+	uint64_t rx_reads;	    /* socket reads in full operation and before */
+	uint64_t reserved[3];
+};
+
+/** uiw_query_context_stats() - fill @stats.  Returns 0, -EINVAL (NULL). */
+int uiw_query_context_stats(struct uiw_context *ctx, struct uiw_context_stats *stats);
+
 /* ---- protection domains and memory regions ------------------------------ */
 
 /** uiw_alloc_pd() - a protection domain.  Returns 0, -ENOMEM. */
