@@ -328,8 +328,9 @@ struct mpa_conn {
 	size_t rx_lent; /* octets of the last mpa_rx_lend() not yet acked */
 	const uint8_t *rx_ahead; /* the look-ahead of the last lend, or NULL */
 	size_t rx_ahead_lent;
-	/* received ULPDU_Length, a moving average (weight 1/8): how large the
-	 * peer's FPDUs are, for a reader choosing its look-ahead */
+	/* received ULPDU_Length, a moving average (weight 1/4: a dozen FPDUs
+	 * turn it): how large the peer's FPDUs are, for a reader choosing its
+	 * look-ahead */
 	uint32_t rx_ulpdu_avg;
 	struct mpa_copy_stats copies;
 

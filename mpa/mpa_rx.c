@@ -151,7 +151,7 @@ static int rx_hdr_done(struct mpa_conn *c, struct mpa_rx_state *st)
 
 	if (st->part == MPA_RXP_HEAD) {
 		st->ulpdu_len = get_be16(hdr_buf(c, st));
-		c->rx_ulpdu_avg = (uint32_t)(((uint64_t)c->rx_ulpdu_avg * 7 + st->ulpdu_len) / 8);
+		c->rx_ulpdu_avg = (uint32_t)(((uint64_t)c->rx_ulpdu_avg * 3 + st->ulpdu_len) / 4);
 		/* ULPDU_Length must fit our receive limit and hold the header the
 		 * layer above needs; otherwise it cannot delimit a valid FPDU (the
 		 * RFC has no closer code than "FPDU start error"). */

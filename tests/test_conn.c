@@ -783,11 +783,71 @@ START_TEST(data_both_ways)
 }
 END_TEST
 
-/* The same through the caller's own buffer (the engine's staged reads of
- * small FPDUs), the handshake included, in reads that split anywhere. */
+/* The same through the caller's own buffer (uiw_conn_on_read_copy()), the
+ * handshake included, in reads that split anywhere. */
 START_TEST(data_copy_reads)
 {
 	data_rounds(1, 53, 1500, 1, 29, 900);
+}
+END_TEST
+
+/* Does @s's read in flight end in the look-ahead @ahead of @len octets? */
+static int lend_ends_in(const struct side *s, const uint8_t *ahead, size_t len)
+{
+	return s->rx_busy && s->rx_n > 0 && s->rx[s->rx_n - 1].iov_base == ahead &&
+	       s->rx[s->rx_n - 1].iov_len == len;
+}
+
+/* Every read in full operation ends in a look-ahead whose size follows the
+ * peer's FPDUs: UIW_CONN_AHEAD while they are large (the big buffer is
+ * never allocated), UIW_CONN_AHEAD_BIG once they average under
+ * UIW_CONN_SMALL_FPDU, and back.  Whatever the reads' sizes, every payload
+ * octet arrives once, read in place or copied, and large FPDUs are mostly
+ * read in place. */
+START_TEST(data_ahead_policy)
+{
+	struct pair p;
+	size_t off = 0, big = 10000, small = 100; /* the sink holds 1 MiB */
+	const struct mpa_copy_stats *cs = &p.b.c.mpa.copies;
+
+	pair_init(&p);
+	p.a.c.cfg.mpa.emss = 16000; /* FPDUs of 10 KB: the pipe holds 16 KiB */
+	pair_up(&p);
+	for (int phase = 0; phase < 3; phase++) {
+		size_t len = phase == 1 ? small : big;
+		int rounds = phase == 1 ? 40 : 4, per = phase == 1 ? 32 : 8;
+		uint64_t direct0 = 0, copied0 = 0;
+
+		for (int round = 0; round < rounds; round++) {
+			/* the first round of a phase is the policy's to turn */
+			if (round == 1) {
+				direct0 = cs->rx_direct;
+				copied0 = cs->rx_copied;
+			}
+			for (int i = 0; i < per; i++) {
+				ck_assert_int_eq(send_fpdu(&p.a, off, len, 0), 0);
+				off += len;
+			}
+			settle(&p);
+		}
+		ck_assert_uint_eq(p.b.rxlen, off);
+		if (phase == 1) {
+			ck_assert_msg(lend_ends_in(&p.b, p.b.c.ahead_big, UIW_CONN_AHEAD_BIG),
+				      "small FPDUs: the read does not end in the large look-ahead");
+		} else {
+			ck_assert_msg(lend_ends_in(&p.b, p.b.c.ahead, UIW_CONN_AHEAD),
+				      "large FPDUs: the read does not end in the small look-ahead");
+			/* reads of at most the pipe's 16 KiB: one FPDU and
+			 * 1 KiB of the next copied each */
+			ck_assert_uint_gt(cs->rx_direct - direct0, 8 * (cs->rx_copied - copied0));
+		}
+		if (phase == 0)
+			ck_assert_ptr_null(p.b.c.ahead_big);
+	}
+	ck_assert_uint_eq(cs->rx_direct + cs->rx_copied, off);
+	ck_assert_mem_eq(p.b.rxdata, pattern, off);
+	ck_assert_int_eq(p.b.c.state, UIW_CONN_UP);
+	pair_destroy(&p);
 }
 END_TEST
 
@@ -1293,6 +1353,7 @@ Suite *conn_suite(void)
 	tc = tcase_create("established");
 	tcase_add_test(tc, data_both_ways);
 	tcase_add_test(tc, data_copy_reads);
+	tcase_add_test(tc, data_ahead_policy);
 	tcase_add_test(tc, data_crc_error);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("close");
