@@ -340,13 +340,16 @@ void uiw_conn_on_connected(struct uiw_conn *c, uint64_t now, int err, uint32_t e
 }
 
 /* What the next read takes: MPA's lend, with the look-ahead its peer's
- * FPDU sizes call for (UIW_CONN_AHEAD). */
+ * FPDU sizes call for (UIW_CONN_AHEAD).  With markers a lend stops after
+ * MPA_RX_MK_SLOTS markers (8 KiB): the large look-ahead keeps one read per
+ * 64 KiB there too. */
 static int rx_lend(struct uiw_conn *c)
 {
 	uint8_t *ahead = c->ahead;
 	size_t len = sizeof(c->ahead);
 
-	if (c->mpa.state == MPA_S_FULL && c->mpa.rx_ulpdu_avg < UIW_CONN_SMALL_FPDU) {
+	if (c->mpa.state == MPA_S_FULL &&
+	    (c->mpa.rx_markers || c->mpa.rx_ulpdu_avg < UIW_CONN_SMALL_FPDU)) {
 		if (!c->ahead_big)
 			c->ahead_big = malloc(UIW_CONN_AHEAD_BIG);
 		if (c->ahead_big) { /* else the small one: slower, not wrong */

@@ -140,7 +140,8 @@ void uiw_conn_cfg_init(struct uiw_conn_cfg *cfg, enum mpa_role role);
  * payloads are read where they belong; large (UIW_CONN_AHEAD_BIG,
  * allocated the first time) while they average under UIW_CONN_SMALL_FPDU,
  * where one read per FPDU costs more than copying (a peer with a 1500
- * octet path sends some 45 FPDUs per 64 KiB).
+ * octet path sends some 45 FPDUs per 64 KiB), and with markers (a lend
+ * covers MPA_RX_MK_SLOTS of them, some 8 KiB).
  */
 #define UIW_CONN_AHEAD	    1024
 #define UIW_CONN_AHEAD_BIG  65536
