@@ -231,6 +231,7 @@ struct rdmap_qp {
 	struct rdmap_swqe *sq;
 	uint8_t *inline_buf;
 	unsigned sq_head, sq_count, sq_next;
+	unsigned inv_held; /* send queue entries in SWQE_HELD */
 	/* outstanding Read Requests we sent, in order (indices into sq) */
 	unsigned *orq;
 	unsigned orq_head, orq_count;

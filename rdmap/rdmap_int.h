@@ -5,7 +5,9 @@
 
 #include "rdmap.h"
 
-enum swqe_state { SWQE_POSTED, SWQE_SENDING, SWQE_SENT, SWQE_DONE };
+/* SWQE_HELD: a local invalidate took effect, its completion waits for a
+ * peer's FPDU being placed into the region (rdmap_qp_progress()) */
+enum swqe_state { SWQE_POSTED, SWQE_SENDING, SWQE_SENT, SWQE_HELD, SWQE_DONE };
 
 struct rdmap_swqe {
 	struct rdmap_send_wr wr;
@@ -15,6 +17,7 @@ struct rdmap_swqe {
 	uint32_t byte_len;
 	uint32_t msn;	      /* an atomic's: its QN 1 MSN, sent as its Request Identifier */
 	uint8_t *inline_data; /* copy of the payload when RDMAP_WR_INLINE */
+	uintptr_t inv_lo, inv_hi; /* SWQE_HELD: the invalidated region */
 };
 
 struct rdmap_rwqe {

@@ -279,7 +279,8 @@ static void qp_flush(struct rdmap_qp *qp)
 		 * finished at the head went out just above): even one that
 		 * finished itself is flushed, so that nothing succeeds after a
 		 * failure on the queue (verbs ordering). */
-		if (first && received && t && w->state != SWQE_POSTED && w->state != SWQE_DONE) {
+		if (first && received && t && w->state != SWQE_POSTED && w->state != SWQE_DONE &&
+		    w->state != SWQE_HELD) {
 			st = term_status(t);
 			with_term = 1;
 		} else if (w->state == SWQE_SENDING && w->status != RDMAP_WC_SUCCESS) {
@@ -292,6 +293,7 @@ static void qp_flush(struct rdmap_qp *qp)
 		qp->sq_count--;
 	}
 	qp->sq_next = qp->sq_head;
+	qp->inv_held = 0;
 	qp->orq_count = 0;
 	qp->irq_count = 0;
 	qp->tx.active = 0;

@@ -84,10 +84,25 @@ static int tx_start_next(struct rdmap_qp *qp)
 		if ((w->wr.flags & RDMAP_WR_FENCE) && qp->orq_count)
 			return 0;
 		if (w->wr.opcode == RDMAP_WR_LOCAL_INV) {
+			struct ddp_mr *mr = ddp_mr_lookup(qp->mem, w->wr.inv_stag);
+
 			/* Local invalidate takes effect in order, here. */
-			if (ddp_stag_invalidate(qp->mem, w->wr.inv_stag, qp->pd))
-				w->status = RDMAP_WC_LOC_PROT_ERR;
 			w->state = SWQE_DONE;
+			if (ddp_stag_invalidate(qp->mem, w->wr.inv_stag, qp->pd)) {
+				w->status = RDMAP_WC_LOC_PROT_ERR;
+			} else if (mr && qp->mpa) {
+				/* A peer's FPDU into the region, validated before,
+				 * may be half placed (the engine's read may be
+				 * lending the rest of it): the completion gives the
+				 * memory back to the application, so it waits until
+				 * the payload is in (rdmap_qp_progress()) */
+				w->inv_lo = (uintptr_t)mr->addr;
+				w->inv_hi = w->inv_lo + (uintptr_t)mr->length;
+				if (mpa_rx_refs(qp->mpa, w->inv_lo, w->inv_hi)) {
+					w->state = SWQE_HELD;
+					qp->inv_held++;
+				}
+			}
 			qp->sq_next++;
 			rdmap_sq_complete_ready(qp);
 			if (w->status != RDMAP_WC_SUCCESS) {
@@ -404,12 +419,33 @@ static void tx_msg_done(struct rdmap_qp *qp, struct rdmap_tx_msg *m)
 	}
 }
 
+/* Local invalidates held for a peer's FPDU into their region: complete
+ * those the receive cursor left (in order, with what follows them). */
+static void inv_release(struct rdmap_qp *qp)
+{
+	int done = 0;
+
+	for (unsigned i = qp->sq_head; i != qp->sq_next && qp->inv_held; i++) {
+		struct rdmap_swqe *w = sq_at(qp, i);
+
+		if (w->state == SWQE_HELD && !mpa_rx_refs(qp->mpa, w->inv_lo, w->inv_hi)) {
+			w->state = SWQE_DONE;
+			qp->inv_held--;
+			done = 1;
+		}
+	}
+	if (done)
+		rdmap_sq_complete_ready(qp);
+}
+
 int rdmap_qp_progress(struct rdmap_qp *qp)
 {
 	int n = 0, ret;
 
 	if (!qp->mpa)
 		return 0;
+	if (qp->inv_held)
+		inv_release(qp);
 	if (qp->term_pending && !qp->term_sent) {
 		/* A send in flight may use every queued FPDU: the queue can be
 		 * cut once it ended (the engine cancels it, and calls again

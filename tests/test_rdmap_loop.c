@@ -654,6 +654,72 @@ START_TEST(local_error_terminate)
 }
 END_TEST
 
+/*
+ * A local invalidate of a region while a peer's Write into it is half
+ * placed (its FPDU was validated before): the invalidation takes effect at
+ * once (a later FPDU is refused), but its completion, which gives the
+ * memory back to the application, waits until the payload is in.  @_i 0:
+ * the rest arrives, and the invalidate completes after it; 1: the QP moves
+ * to error first: the rest is never placed and the invalidate is flushed.
+ * Both receive paths, with and without the look-ahead.
+ */
+START_TEST(local_inv_waits_for_placement)
+{
+	struct loop_cfg lc = {1, 0, 1 + (_i / 2) % 3, 0, 65483};
+	struct rp_pair p;
+	struct bufs b;
+	struct rdmap_send_wr w = {0};
+	static uint8_t wire[80000];
+	size_t n, half;
+
+	if (lc.lend == 3)
+		lc.lend = 0; /* the copying deframer */
+	setup(&p, &b, &lc, tu_seed() + (uint64_t)_i);
+	w.sge[0].addr = (uint64_t)(uintptr_t)b.a_src;
+	w.sge[0].length = 60000;
+	w.sge[0].lkey = b.a_src_mr->stag;
+	w.wr_id = 1;
+	w.opcode = RDMAP_WR_WRITE;
+	w.num_sge = 1;
+	w.remote_addr = (uint64_t)(uintptr_t)b.b_dst;
+	w.rkey = b.b_dst_mr->stag;
+	ck_assert_int_eq(rdmap_post_send(&p.a.qp, &w), 0);
+	n = rp_capture(&p, &p.a, wire, sizeof(wire));
+	ck_assert_uint_gt(n, 60000);
+	half = n / 2;
+	ck_assert_int_eq(rp_inject(&p, &p.b, wire, half), (ssize_t)half);
+	/* B invalidates its sink with the Write's first half placed */
+	memset(&w, 0, sizeof(w));
+	w.wr_id = 2;
+	w.opcode = RDMAP_WR_LOCAL_INV;
+	w.flags = RDMAP_WR_SIGNALED;
+	w.inv_stag = b.b_dst_mr->stag;
+	ck_assert_int_eq(rdmap_post_send(&p.b.qp, &w), 0);
+	rdmap_qp_progress(&p.b.qp);
+	ck_assert_int_eq(b.b_dst_mr->valid, 0);
+	ck_assert_int_eq(p.b.nswc, 0); /* held: the rest is still to come */
+	if (_i % 2 == 0) {
+		ck_assert_int_eq(rp_inject(&p, &p.b, wire + half, n - half), (ssize_t)(n - half));
+		rdmap_qp_progress(&p.b.qp);
+		ck_assert_int_eq(p.b.nswc, 1);
+		ck_assert_uint_eq(p.b.swc[0].wr_id, 2);
+		ck_assert_int_eq(p.b.swc[0].opcode, RDMAP_WC_LOCAL_INV);
+		ck_assert_int_eq(p.b.swc[0].status, RDMAP_WC_SUCCESS);
+		ck_assert_mem_eq(b.b_dst, b.a_src, 60000);
+		ck_assert_int_eq(p.b.qp.state, RDMAP_QPS_RTS);
+	} else {
+		rdmap_qp_modify_error(&p.b.qp);
+		ck_assert_int_eq(p.b.nswc, 1);
+		ck_assert_int_eq(p.b.swc[0].status, RDMAP_WC_WR_FLUSH_ERR);
+		memset(b.b_dst, 0, 60000); /* the application's again */
+		ck_assert_int_lt(rp_inject(&p, &p.b, wire + half, n - half), 0);
+		for (size_t i = 0; i < 60000; i++)
+			ck_assert_uint_eq(b.b_dst[i], 0);
+	}
+	teardown(&p, &b);
+}
+END_TEST
+
 Suite *rdmap_loop_suite(void)
 {
 	Suite *s = suite_create("rdmap_loop");
@@ -667,6 +733,7 @@ Suite *rdmap_loop_suite(void)
 	tcase_add_loop_test(tc, unsignaled_inline_inv_fence, 0, NCFG);
 	tcase_add_loop_test(tc, ord_queues_locally, 0, NCFG);
 	tcase_add_loop_test(tc, graceful_close, 0, NCFG);
+	tcase_add_loop_test(tc, local_inv_waits_for_placement, 0, 6);
 	tcase_add_test(tc, setup_terminate_sent);
 	tcase_add_test(tc, bind_ird_mismatch);
 	tcase_add_test(tc, local_error_terminate);
