@@ -19,8 +19,9 @@
  *                     and the input is the full-operation stream
  *  octet 1  bits 0-3  chunk sizes: 0 all at once, 1 one octet at a time,
  *                     n >= 2 pseudo-random 1..2^(n-1)
- *           bits 4-5  receive path per chunk: 0 mpa_rx, 1 lend/ack,
- *                     2 alternating, 3 pseudo-random
+ *           bits 4-5  receive path per chunk: 0 mpa_rx, 1 lend/ack (each
+ *                     lend with a look-ahead of 1..4096 octets or none, at
+ *                     random), 2 alternating, 3 pseudo-random
  *           bit 6     lend at most 1..3 iovecs at a time (else up to 80)
  *           bit 7     rx_ulpdu_max 1024 instead of 65535
  *
@@ -423,7 +424,12 @@ static void fz_feed(struct fz_side *s, const uint8_t *in, size_t len)
 			int max = fc->small_lend ? 1 + (int)(xs32(&rng) % 3)
 				  : k < 256	 ? 1 + (int)(k / 4)
 						 : FZ_LEND_MAX;
-			int n = mpa_rx_lend(&s->c, iov, max);
+			/* half the lends end in a look-ahead of 1..4096 octets,
+			 * as the engine's reads do (its octets are copied) */
+			static uint8_t ahead[4096];
+			size_t alen = (xs32(&rng) & 1) ? 1 + xs32(&rng) % sizeof(ahead) : 0;
+			int n = alen && max >= 2 ? mpa_rx_lend_ahead(&s->c, iov, max, ahead, alen)
+						 : mpa_rx_lend(&s->c, iov, max);
 			size_t got = 0;
 
 			if (n <= 0)

@@ -13,7 +13,8 @@
  * Input: one configuration octet, then records.
  *  config bit 0     CRC on (the harness computes each FPDU's CRC)
  *  config bit 1     the victim is the MPA initiator (else the responder)
- *  config bit 2     receive through mpa_rx_lend()/mpa_rx_ack() (else mpa_rx())
+ *  config bit 2     receive through mpa_rx_lend_ahead()/mpa_rx_ack() as the engine
+ *                   does (else mpa_rx())
  *  config bits 3-4  split the stream: 0 whole FPDUs, 1, 2, 3: random runs of
  *                   1..1, 1..16, 1..1024 octets
  *  config bit 5     RFC 7306 on both QPs (atomics, Immediate Data): the
@@ -972,7 +973,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sets[cfg & 0xE3] = fz_build(cfg);
 	f = sets[cfg & 0xE3];
 	f->p.rng = cfg;
-	f->p.lend = !!(cfg & 4);
+	f->p.lend = (cfg & 4) ? 2 : 0; /* 2: lend/ack with the engine's look-ahead */
 	f->p.max_chunk = chunks[(cfg >> 3) & 3];
 
 	while (i < size) {
