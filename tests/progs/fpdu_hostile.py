@@ -277,10 +277,12 @@ CASES = []
 STATS = {"hdr_copies": 0, "terms": 0, "closed": 0}
 
 
-def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False, aresp=0):
+def case(name, term, extra="", markers=False, ok=(), rresp=0, p2p=False, aresp=0,
+         aresp_any=False):
     def deco(fn):
         CASES.append(dict(name=name, term=term, extra=extra, markers=markers, fn=fn,
-                          ok=list(ok), rresp=rresp, p2p=p2p, aresp=aresp))
+                          ok=list(ok), rresp=rresp, p2p=p2p, aresp=aresp,
+                          aresp_any=aresp_any))
         return fn
     return deco
 
@@ -557,11 +559,13 @@ def _(p, c):
     return hit(p, atomic_req(1, 1, c.stag("W"), c.addr("W")))
 
 
-@case("atomic_beyond_ird", (0, 2, 7), "ext=1 ird=1")
+@case("atomic_beyond_ird", (0, 2, 7), "ext=1 ird=1", aresp_any=True)
 def _(p, c):
     # Read Requests of 4 KiB and Atomic Requests in turn, the answers not
-    # read: once TCP backs up, a request arrives while one is outstanding
-    # (atomics count against IRD with Reads, RFC 7306 section 5.2)
+    # read: the victim answers what its IRD allows as it reads (Read and
+    # Atomic Responses, in request order); once TCP backs up, a request
+    # arrives while one is outstanding (atomics count against IRD with
+    # Reads, RFC 7306 section 5.2)
     reqs = []
     for m in range(1, 3001):
         if m % 2:
@@ -810,6 +814,7 @@ def run_case(v, cs):
     term = cs["term"]
     got_term = None
     aresp_got = None
+    aresp_n = 0
     rresp = 0
     dl = time.time() + TIMEOUT
     while time.time() < dl and (isinstance(term, tuple) or cs["rresp"] > rresp or
@@ -823,6 +828,14 @@ def run_case(v, cs):
             if f["qn"] != 3 or f["msn"] != 1 or len(u) != hl + 12 or u[hl:hl + 4] != b"\x11\x22\x33\x44":
                 errs.append("Atomic Response wrong: %s" % u.hex())
             break
+        if op == OP_ARESP and not t and cs["aresp_any"]:
+            # answered within IRD before the one refused: in order, each
+            # the 12 octets of RFC 7306 section 5.2.2
+            aresp_n += 1
+            if f["qn"] != 3 or f["msn"] != aresp_n or len(u) != hl + 12 or \
+                    u[hl:hl + 4] != b"\x11\x22\x33\x44":
+                errs.append("Atomic Response %d wrong: %s" % (aresp_n, u.hex()))
+            continue
         if op == OP_RRESP and t:
             rresp += 1
             if cs["rresp"] == 1:
