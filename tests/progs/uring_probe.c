@@ -145,6 +145,27 @@ static void *sleeper_main(void *p)
 	return NULL;
 }
 
+/* A probe's ring (made disabled for a SINGLE_ISSUER one: its thread X
+ * enables it and so becomes the issuer) and socket pair; 0, or -1 when the
+ * kernel refuses the ring (said on stdout). */
+static int probe_begin(const char *name, unsigned flags, struct io_uring *r, struct sleeper *s,
+		       int sv[2])
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->enable = !!(flags & IORING_SETUP_SINGLE_ISSUER);
+	ret = ring_init(r, flags | (s->enable ? IORING_SETUP_R_DISABLED : 0));
+	if (ret) {
+		printf("%s: ring not supported (%s)\n", name, strerror(-ret));
+		return -1;
+	}
+	pair(sv);
+	s->r = r;
+	s->sock = sv[0];
+	return 0;
+}
+
 static void probe_other_waits(const char *name, unsigned flags)
 {
 	struct io_uring r;
@@ -152,16 +173,8 @@ static void probe_other_waits(const char *name, unsigned flags)
 	pthread_t t;
 	int sv[2], res = 0, ret;
 
-	memset(&s, 0, sizeof(s));
-	s.enable = !!(flags & IORING_SETUP_SINGLE_ISSUER);
-	ret = ring_init(&r, flags | (s.enable ? IORING_SETUP_R_DISABLED : 0));
-	if (ret) {
-		printf("%s: ring not supported (%s)\n", name, strerror(-ret));
+	if (probe_begin(name, flags, &r, &s, sv))
 		return;
-	}
-	pair(sv);
-	s.r = &r;
-	s.sock = sv[0];
 	s.epfd = epoll_create1(0);
 	pthread_mutex_init(&s.m, NULL);
 	pthread_cond_init(&s.c, NULL);
@@ -218,15 +231,8 @@ static void probe_exit(const char *name, unsigned flags)
 	pthread_t t;
 	int sv[2], res = 0, ret;
 
-	memset(&s, 0, sizeof(s));
-	ret = ring_init(&r, flags);
-	if (ret) {
-		printf("%s: ring not supported (%s)\n", name, strerror(-ret));
+	if (probe_begin(name, flags, &r, &s, sv))
 		return;
-	}
-	pair(sv);
-	s.r = &r;
-	s.sock = sv[0];
 	pthread_create(&t, NULL, submit_and_exit, &s);
 	pthread_join(t, NULL);
 	usleep(50000);
