@@ -313,7 +313,7 @@ struct mpa_conn {
 	struct mpa_rx_state rx;
 	uint32_t rx_crc;
 	/* octets still to be added to rx_crc: consecutive runs that are
-	 * adjacent in memory (a staged read: markers and payload together)
+	 * adjacent in memory (a look-ahead: markers and payload together)
 	 * go to the CRC in one call; flushed before the CRC is compared and
 	 * when mpa_rx()/mpa_rx_ack() return */
 	const uint8_t *rx_crc_p;

@@ -55,7 +55,7 @@ static void crc_flush(struct mpa_conn *c)
 }
 
 /* @n octets at @p are next in the CRC: one call per run of adjacent octets
- * (a marker split a staged FPDU into 128 runs of at most 508 octets, 256
+ * (a marker split a copied FPDU into 128 runs of at most 508 octets, 256
  * CRC calls per 64 KiB FPDU; ISA-L's fixed cost per call made the CRC 39%
  * of the receiver's time with markers) */
 static void crc_add(struct mpa_conn *c, const uint8_t *p, size_t n)

@@ -10,7 +10,7 @@
  * most:
  *
  *  - one IORING_OP_READV (into the iovecs MPA lends: payload lands straight
- *    in registered memory; small FPDUs are read into a staging buffer and
+ *    in registered memory, what follows it in the connection's look-ahead,
  *    deframed by copy), one IORING_OP_SENDMSG (MPA's queued FPDUs) and one
  *    control operation (IORING_OP_ACCEPT on a listener, IORING_OP_CONNECT
  *    on an initiator);
