@@ -332,9 +332,15 @@ if mpicc -std=c11 -O2 -o "$TMP/mpi_apps" "$SRC/tests/progs/mpi/mpi_apps.c" 2>"$T
 	chmod +x "$TMP/nsrsh"
 	printf '%s slots=2\n%s slots=2\n' "$NA" "$NB" >"$TMP/hosts"
 	for np in 2 4; do
+		# each run its own session directory: both namespaces share /tmp and
+		# the host name, and the last run's daemon, removing its
+		# /tmp/ompi.HOST.UID on the way out, made this run's mkdir under it
+		# fail (run 2 of issue 29's loaded CI runs)
+		mkdir -p "$TMP/ompi$np"
 		# shellcheck disable=SC2086
 		UIW_RDMA_TRACE=1 timeout -k 2 40 ip netns exec "$NA" mpirun --allow-run-as-root \
 			--oversubscribe -np $np --map-by node --hostfile "$TMP/hosts" \
+			--mca orte_tmpdir_base "$TMP/ompi$np" \
 			--mca plm_rsh_agent "$TMP/nsrsh" --mca routed direct --mca oob_tcp_if_include 192.0.2.0/24 \
 			--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm" \
 			--mca btl ^tcp,openib,vader,uct -x UIW_RDMA_TRACE -x FI_PROVIDER="verbs;ofi_rxm" \
