@@ -424,9 +424,16 @@ SH_VERDICT = if [ $$rc = 78 ]; then echo "uiwarp: n/a $$t (not applicable to thi
 	elif [ $$rc != 0 ]; then echo "uiwarp: FAILED $$t (exit $$rc)" >&2; fail=1; \
 	else echo "uiwarp: passed $$t"; fi
 
+# Check's own default is 4 s per test case without a timeout of its own:
+# trivial cases (a table of decodes) ran out of it on a loaded 2-vCPU
+# machine with sanitizers (forked children starved for seconds); a hang
+# still fails, after this
+CK_DEFAULT_TIMEOUT ?= 30
+
 _check: _build $(CHECK_BIN)
 	@echo "uiwarp: running unit tests ($(if $(SAN),SAN=$(SAN),no sanitizer))"
-	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench UIW_BIN=$(O)/bin $(CHECK_BIN)
+	$(Q)UIW_TEST_DATA=tests/data UIW_BENCH_DIR=$(O)/bench UIW_BIN=$(O)/bin \
+		CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-$(CK_DEFAULT_TIMEOUT)} $(CHECK_BIN)
 	$(Q)fail=0; for t in $(SH_TESTS); do \
 		echo "uiwarp: $$t"; \
 		UIW_BIN=$(O)/bin UIW_TESTBIN=$(O)/tests UIW_SAN="$(SAN)" sh $$t; rc=$$?; \
@@ -448,7 +455,8 @@ _check-tsan: _build $(CHECK_BIN)
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp log_path=$(TSAN_LOG)/report"; \
 	fail=0; \
 	for s in $(TSAN_SUITES); do \
-		CK_RUN_SUITE=$$s CK_TIMEOUT_MULTIPLIER=4 UIW_TEST_DATA=tests/data $(CHECK_BIN) || \
+		CK_RUN_SUITE=$$s CK_TIMEOUT_MULTIPLIER=4 UIW_TEST_DATA=tests/data \
+			CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-$(CK_DEFAULT_TIMEOUT)} $(CHECK_BIN) || \
 			{ echo "uiwarp: FAILED suite $$s" >&2; fail=1; }; \
 	done; \
 	for t in $(TSAN_SH); do \
