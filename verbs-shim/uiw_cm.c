@@ -315,27 +315,42 @@ void cm_pending_done(struct uiw_cm_id *c)
 		__atomic_sub_fetch(&c->listener->npending, 1, __ATOMIC_RELAXED);
 }
 
-/* @id's share of the context's statistics, added to @st */
-static void id_stats_add(const struct uiw_cm_id *id, struct uiw_context_stats *st)
+/* @id's share of the context's statistics, added to @st; @shared: @st is
+ * the context's, which engine threads freeing ids update at once (each
+ * under its own engine's lock only): atomically */
+static void id_stats_add(const struct uiw_cm_id *id, struct uiw_context_stats *st, int shared)
 {
 	const struct mpa_copy_stats *c = &id->conn.mpa.copies;
+	const uint64_t v[5] = {c->rx_direct + c->rx_copied, c->rx_copied, c->tx_queued,
+			       c->tx_copied, id->rx_reads};
+	uint64_t *f[5] = {&st->rx_payload, &st->rx_payload_copied, &st->tx_payload,
+			  &st->tx_payload_copied, &st->rx_reads};
 
-	st->rx_payload += c->rx_direct + c->rx_copied;
-	st->rx_payload_copied += c->rx_copied;
-	st->tx_payload += c->tx_queued;
-	st->tx_payload_copied += c->tx_copied;
-	st->rx_reads += id->rx_reads;
+	for (int i = 0; i < 5; i++) {
+		if (shared)
+			__atomic_add_fetch(f[i], v[i], __ATOMIC_RELAXED);
+		else
+			*f[i] += v[i];
+	}
 }
 
 int uiw_query_context_stats(struct uiw_context *ctx, struct uiw_context_stats *stats)
 {
+	const struct uiw_context_stats *g;
+
 	if (!ctx || !stats)
 		return -EINVAL;
+	g = &ctx->gone;
+	memset(stats, 0, sizeof(*stats));
 	ctx_lock_all(ctx); /* also takes every engine's inbox into its ids */
-	*stats = ctx->gone;
+	stats->rx_payload = __atomic_load_n(&g->rx_payload, __ATOMIC_RELAXED);
+	stats->rx_payload_copied = __atomic_load_n(&g->rx_payload_copied, __ATOMIC_RELAXED);
+	stats->tx_payload = __atomic_load_n(&g->tx_payload, __ATOMIC_RELAXED);
+	stats->tx_payload_copied = __atomic_load_n(&g->tx_payload_copied, __ATOMIC_RELAXED);
+	stats->rx_reads = __atomic_load_n(&g->rx_reads, __ATOMIC_RELAXED);
 	for (unsigned e = 0; e < ctx->neng; e++)
 		for (const struct uiw_cm_id *id = ctx->eng[e].ids; id; id = id->next)
-			id_stats_add(id, stats);
+			id_stats_add(id, stats, 0);
 	ctx_unlock_all(ctx);
 	return 0;
 }
@@ -343,7 +358,7 @@ int uiw_query_context_stats(struct uiw_context *ctx, struct uiw_context_stats *s
 /* Context lock held (or the engines stopped). */
 void cm_id_free(struct uiw_cm_id *id)
 {
-	id_stats_add(id, &id->ctx->gone);
+	id_stats_add(id, &id->ctx->gone, 1);
 	btab_del(id);
 	if (id->bfd >= 0)
 		close(id->bfd);

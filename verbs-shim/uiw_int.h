@@ -119,7 +119,8 @@ struct uiw_context {
 	 * broadcasts, under @lock, each time it releases its engine's lock to
 	 * wait in its ring */
 	unsigned waiters;
-	/* (under @lock) the statistics of connections gone (cm_id_free()) */
+	/* the statistics of connections gone (cm_id_free(), by any engine's
+	 * thread: atomics) */
 	struct uiw_context_stats gone;
 };
 
