@@ -507,9 +507,14 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 	struct io_uring_sqe *sqe;
 	struct iovec *iov = w->rx;
 	int n = w->rx_n;
-	/* in full operation a read lends application memory (payload
-	 * destinations) unless it is the discard buffer's */
-	int app = id->conn.mpa.state == MPA_S_FULL && iov[0].iov_base != id->conn.discard;
+	/* a read lends application memory only when MPA's cursor is inside a
+	 * payload (the lend starts there); one that starts at a header or a
+	 * trailer lends the connection's scratch only (the walk stops at the
+	 * next header, and the look-ahead is ours), so a failing QP need not
+	 * cancel it: a TERMINATE already in the socket is still read (siw's
+	 * "no buffer" after fio's Sends, conformance fio-u2s-send) */
+	int app = id->conn.mpa.state == MPA_S_FULL && iov[0].iov_base != id->conn.discard &&
+		  id->conn.mpa.rx.part == MPA_RXP_PAYLOAD;
 
 	id->rx_niov = n;
 	if (direct_ok(id)) {
