@@ -336,6 +336,9 @@ if mpicc -std=c11 -O2 -o "$TMP/mpi_apps" "$SRC/tests/progs/mpi/mpi_apps.c" 2>"$T
 		# the host name, and the last run's daemon, removing its
 		# /tmp/ompi.HOST.UID on the way out, made this run's mkdir under it
 		# fail (run 2 of issue 29's loaded CI runs)
+		again=""
+		for try in 1 2; do
+		rm -rf "$TMP/ompi$np"
 		mkdir -p "$TMP/ompi$np"
 		# shellcheck disable=SC2086
 		UIW_RDMA_TRACE=1 timeout -k 2 40 ip netns exec "$NA" mpirun --allow-run-as-root \
@@ -348,10 +351,24 @@ if mpicc -std=c11 -O2 -o "$TMP/mpi_apps" "$SRC/tests/progs/mpi/mpi_apps.c" 2>"$T
 			"$RUN" "$TMP/mpi_apps" 50 65536 4096 >"$TMP/mpi.out" 2>&1
 		rc=$?
 		line=$(grep '^mpi_apps: ranks' "$TMP/mpi.out")
+		# the data checked, then a rank killed by libfabric 1.17's rxm
+		# teardown use after free (see fi_pingpong above: the same first
+		# frame in Debian's libfabric.so.1) is libfabric's and said so
+		uaf=""
+		if [ "$rc" != 0 ] && [ -n "$line" ] && grep -q 'Segmentation fault' "$TMP/mpi.out" &&
+			grep -q 'libfabric.so.1(+0xb7882)' "$TMP/mpi.out"; then
+			uaf=", then a rank hit libfabric 1.17's rxm teardown use after free"
+			rc=0
+		fi
+		[ "$rc" = 0 ] && [ -n "$line" ] && break
+		# any other failure: its frames said, then one more try
+		first="mpirun $rc: $(oneline "$TMP/mpi.out") $(grep -m8 '\] \[ *[0-9]*\]' "$TMP/mpi.out" | tr '\n' ' ' | cut -c 1-600)"
+		[ $try = 1 ] && again=", second try; first: $first"
+		done
 		if [ "$rc" = 0 ] && [ -n "$line" ] && over_uiwarp "$TMP/mpi.out"; then
-			ok "Open MPI $np ranks" "$(echo "$line" | sed 's/^mpi_apps: //'), 2 namespaces"
+			ok "Open MPI $np ranks" "$(echo "$line" | sed 's/^mpi_apps: //'), 2 namespaces$uaf$again"
 		else
-			ko "Open MPI $np ranks" "mpirun $rc: $(oneline "$TMP/mpi.out")"
+			ko "Open MPI $np ranks" "$first"
 		fi
 	done
 else
