@@ -428,13 +428,6 @@ static int rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
 	return cnt;
 }
 
-int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
-{
-	c->rx_ahead = NULL;
-	c->rx_ahead_lent = 0;
-	return rx_lend(c, iov, max);
-}
-
 int mpa_rx_lend_ahead(struct mpa_conn *c, struct iovec *iov, int max, uint8_t *ahead,
 		      size_t ahead_len)
 {
@@ -454,6 +447,11 @@ int mpa_rx_lend_ahead(struct mpa_conn *c, struct iovec *iov, int max, uint8_t *a
 	c->rx_ahead = ahead;
 	c->rx_ahead_lent = ahead_len;
 	return cnt + 1;
+}
+
+int mpa_rx_lend(struct mpa_conn *c, struct iovec *iov, int max)
+{
+	return mpa_rx_lend_ahead(c, iov, max, NULL, 0);
 }
 
 int mpa_rx_ack(struct mpa_conn *c, size_t n)
