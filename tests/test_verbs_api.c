@@ -1965,6 +1965,234 @@ START_TEST(test_api_context_stats)
 }
 END_TEST
 
+/* a thread that takes one event of @ch (uiw_get_cq_event(), blocking) */
+struct ev_waiter {
+	struct uiw_comp_channel *ch;
+	int ret; /* its return value */
+	int done; /* atomic */
+};
+
+static void *ev_waiter_main(void *arg)
+{
+	struct ev_waiter *w = arg;
+	struct uiw_cq *cq;
+
+	w->ret = uiw_get_cq_event(w->ch, &cq, NULL);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Progress-thread contexts: the application's threads run the engine
+ * (engine_app_turn(), engine_app_wait()).  (1) 300 Send ping-pongs, each
+ * side busy-polling its CQ: every message arrives, in order, and the
+ * application's threads made socket reads themselves (rx_reads_app; with
+ * the progress thread alone it stays 0).  (2) The server's thread waits in
+ * uiw_get_cq_event() for each of 300 Sends: one event per armed CQ, every
+ * receive completes, and again reads of its own.  (3) Several threads wait
+ * on one channel while one posts: every event is taken once.
+ */
+START_TEST(test_api_app_turns)
+{
+	enum { N = 300, W = 3 };
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct uiw_context_stats a, b, c;
+	struct ev_waiter w[W];
+	pthread_t t[W];
+	uint16_t port;
+
+	side_open(&srv, NULL, 1);
+	side_open(&cli, NULL, 0);
+	ta_all[0] = &srv;
+	ta_all[1] = &cli;
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+
+	/* (1) ping-pong, both polling */
+	for (unsigned i = 0; i < N; i++) {
+		post_recv_to(&srv, srv.qp, 1000 + i, 0, 64);
+		post_recv_to(&cli, cli.qp, 2000 + i, 0, 64);
+		cli.buf[4096] = (uint8_t)i;
+		post_op(&cli, cli.qp, UIW_WR_SEND, i, 4096, 8, 0, 0, 0);
+		want_ok(cli.cq, UIW_WC_SEND, i, 8);
+		want_ok(srv.cq, UIW_WC_RECV, 1000 + i, 8);
+		ck_assert_uint_eq(srv.buf[0], (uint8_t)i);
+		srv.buf[4096] = (uint8_t)~i;
+		post_op(&srv, srv.qp, UIW_WR_SEND, i, 4096, 8, 0, 0, 0);
+		want_ok(srv.cq, UIW_WC_SEND, i, 8);
+		want_ok(cli.cq, UIW_WC_RECV, 2000 + i, 8);
+		ck_assert_uint_eq(cli.buf[0], (uint8_t)~i);
+	}
+	ck_assert_int_eq(uiw_query_context_stats(srv.ctx, &a), 0);
+	ck_assert_int_eq(uiw_query_context_stats(cli.ctx, &b), 0);
+	ck_assert_uint_eq(a.rx_payload, 8 * N);
+	ck_assert_uint_ge(a.rx_reads, a.rx_reads_app);
+	ck_assert_msg(a.rx_reads_app > 0 && b.rx_reads_app > 0,
+		      "polling threads read nothing themselves: server %llu of %llu, client %llu of %llu",
+		      (unsigned long long)a.rx_reads_app, (unsigned long long)a.rx_reads,
+		      (unsigned long long)b.rx_reads_app, (unsigned long long)b.rx_reads);
+
+	/* (2) the server waits for each Send in uiw_get_cq_event() */
+	for (unsigned i = 0; i < N; i++) {
+		struct uiw_cq *ecq;
+
+		post_recv_to(&srv, srv.qp, 3000 + i, 0, 64);
+		ck_assert_int_eq(uiw_req_notify_cq(srv.cq, 0), 0);
+		post_op(&cli, cli.qp, UIW_WR_SEND, i, 4096, 16, 0, 0, 0);
+		ck_assert_int_eq(uiw_get_cq_event(srv.ch, &ecq, NULL), 0);
+		ck_assert_ptr_eq(ecq, srv.cq);
+		uiw_ack_cq_events(srv.cq, 1);
+		want_ok(srv.cq, UIW_WC_RECV, 3000 + i, 16);
+		want_ok(cli.cq, UIW_WC_SEND, i, 16);
+	}
+	ck_assert_int_eq(uiw_query_context_stats(srv.ctx, &c), 0);
+	ck_assert_uint_eq(c.rx_payload, 8 * N + 16 * N);
+	ck_assert_msg(c.rx_reads_app > a.rx_reads_app,
+		      "a thread waiting in uiw_get_cq_event() read nothing itself (%llu reads, %llu before)",
+		      (unsigned long long)c.rx_reads_app, (unsigned long long)a.rx_reads_app);
+
+	/* (3) W waiters on one channel, W events one at a time: each taken once */
+	for (int k = 0; k < W; k++) {
+		w[k] = (struct ev_waiter){srv.ch, -1, 0};
+		ck_assert_int_eq(pthread_create(&t[k], NULL, ev_waiter_main, &w[k]), 0);
+	}
+	for (int k = 0; k < W; k++) {
+		uint64_t end = ms_now() + TA_WAIT_MS;
+		int done = 0;
+
+		post_recv_to(&srv, srv.qp, 4000 + (uint64_t)k, 0, 64);
+		ck_assert_int_eq(uiw_req_notify_cq(srv.cq, 0), 0);
+		post_op(&cli, cli.qp, UIW_WR_SEND, 10 + (uint64_t)k, 4096, 16, 0, 0, 0);
+		want_ok(cli.cq, UIW_WC_SEND, 10 + (uint64_t)k, 16);
+		while (ms_now() < end) {
+			done = 0;
+			for (int j = 0; j < W; j++)
+				done += __atomic_load_n(&w[j].done, __ATOMIC_ACQUIRE);
+			if (done == k + 1)
+				break;
+			usleep(1000);
+		}
+		ck_assert_int_eq(done, k + 1);
+		want_ok(srv.cq, UIW_WC_RECV, 4000 + (uint64_t)k, 16);
+	}
+	for (int k = 0; k < W; k++) {
+		pthread_join(t[k], NULL);
+		ck_assert_int_eq(w[k].ret, 0);
+	}
+	uiw_ack_cq_events(srv.cq, W);
+
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen++;
+}
+
+/* the process's signal handlers without SA_RESTART get it (@set) or have it
+ * taken back (@saved) */
+static void handlers_restart(int set, unsigned long long *saved)
+{
+	for (int sig = 1; sig < NSIG && sig < 64; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) ||
+		    (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)))
+			continue;
+		if (set && !(sa.sa_flags & SA_RESTART)) {
+			*saved |= 1ull << sig;
+			sa.sa_flags |= SA_RESTART;
+			sigaction(sig, &sa, NULL);
+		} else if (!set && (*saved & (1ull << sig))) {
+			sa.sa_flags &= ~SA_RESTART;
+			sigaction(sig, &sa, NULL);
+		}
+	}
+}
+
+/*
+ * A thread asleep in uiw_get_cq_event() (progress-thread mode, where it
+ * sleeps in poll(2) and runs the engine itself) and a signal, as read(2) on
+ * the eventfd behaved: a handler without SA_RESTART ends the wait with
+ * -EINTR (qperf's timer relies on it); with SA_RESTART on every handler the
+ * wait goes on and takes the event that comes after (perftest's SIGALRM).
+ */
+START_TEST(test_api_cq_event_signal)
+{
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct sigaction sa, old;
+	struct ev_waiter w;
+	unsigned long long saved = 0;
+	pthread_t t;
+	uint16_t port;
+	uint64_t end;
+
+	side_open(&srv, NULL, 1);
+	side_open(&cli, NULL, 0);
+	ta_all[0] = &srv;
+	ta_all[1] = &cli;
+	srv.qp = side_qp(&srv);
+	cli.qp = side_qp(&cli);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0); /* no SA_RESTART */
+
+	/* no SA_RESTART: -EINTR (signalled until it returns: a signal that
+	 * comes while the thread runs its turn, not in poll(), ends nothing) */
+	ck_assert_int_eq(uiw_req_notify_cq(srv.cq, 0), 0);
+	w = (struct ev_waiter){srv.ch, 1, 0};
+	ck_assert_int_eq(pthread_create(&t, NULL, ev_waiter_main, &w), 0);
+	end = ms_now() + TA_WAIT_MS;
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && ms_now() < end) {
+		pthread_kill(t, SIGUSR1);
+		usleep(20000);
+	}
+	pthread_join(t, NULL);
+	ck_assert_int_eq(w.ret, -EINTR);
+	ck_assert_int_gt(usr1_seen, 0);
+
+	/* every handler with SA_RESTART: 300 ms of signals end nothing; the
+	 * Send after them is the event */
+	handlers_restart(1, &saved);
+	w = (struct ev_waiter){srv.ch, 1, 0};
+	ck_assert_int_eq(pthread_create(&t, NULL, ev_waiter_main, &w), 0);
+	for (int i = 0; i < 15; i++) {
+		pthread_kill(t, SIGUSR1);
+		usleep(20000);
+	}
+	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
+	post_recv_to(&srv, srv.qp, 1, 0, 64);
+	post_op(&cli, cli.qp, UIW_WR_SEND, 2, 4096, 16, 0, 0, 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(w.ret, 0);
+	uiw_ack_cq_events(srv.cq, 1);
+	want_ok(srv.cq, UIW_WC_RECV, 1, 16);
+	handlers_restart(0, &saved);
+	ck_assert_int_eq(sigaction(SIGUSR1, &old, NULL), 0);
+
+	hangup(&srv, &cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
 #ifdef UIW_LOCK_CHECK
 /*
  * The lock-order record of sanitizer builds (verbs-shim/uiw_lock.h), which
@@ -2073,6 +2301,8 @@ Suite *verbs_api_suite(void)
 	tcase_add_test(tc, test_api_destroy_lingering_qp_inbound);
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
+	tcase_add_test(tc, test_api_app_turns);
+	tcase_add_test(tc, test_api_cq_event_signal);
 #ifdef UIW_LOCK_CHECK
 	tcase_add_test(tc, test_api_lock_order);
 #endif

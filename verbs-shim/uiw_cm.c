@@ -321,12 +321,12 @@ void cm_pending_done(struct uiw_cm_id *c)
 static void id_stats_add(const struct uiw_cm_id *id, struct uiw_context_stats *st, int shared)
 {
 	const struct mpa_copy_stats *c = &id->conn.mpa.copies;
-	const uint64_t v[5] = {c->rx_direct + c->rx_copied, c->rx_copied, c->tx_queued,
-			       c->tx_copied, id->rx_reads};
-	uint64_t *f[5] = {&st->rx_payload, &st->rx_payload_copied, &st->tx_payload,
-			  &st->tx_payload_copied, &st->rx_reads};
+	const uint64_t v[6] = {c->rx_direct + c->rx_copied, c->rx_copied, c->tx_queued,
+			       c->tx_copied, id->rx_reads, id->rx_reads_app};
+	uint64_t *f[6] = {&st->rx_payload, &st->rx_payload_copied, &st->tx_payload,
+			  &st->tx_payload_copied, &st->rx_reads, &st->rx_reads_app};
 
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		if (shared)
 			__atomic_add_fetch(f[i], v[i], __ATOMIC_RELAXED);
 		else
@@ -348,6 +348,7 @@ int uiw_query_context_stats(struct uiw_context *ctx, struct uiw_context_stats *s
 	stats->tx_payload = __atomic_load_n(&g->tx_payload, __ATOMIC_RELAXED);
 	stats->tx_payload_copied = __atomic_load_n(&g->tx_payload_copied, __ATOMIC_RELAXED);
 	stats->rx_reads = __atomic_load_n(&g->rx_reads, __ATOMIC_RELAXED);
+	stats->rx_reads_app = __atomic_load_n(&g->rx_reads_app, __ATOMIC_RELAXED);
 	for (unsigned e = 0; e < ctx->neng; e++)
 		for (const struct uiw_cm_id *id = ctx->eng[e].ids; id; id = id->next)
 			id_stats_add(id, stats, 0);

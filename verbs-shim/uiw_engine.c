@@ -9,11 +9,14 @@
  * decides nothing about a connection's life.  Per connection it keeps at
  * most:
  *
- *  - one IORING_OP_READV (into the iovecs MPA lends: payload lands straight
- *    in registered memory, what follows it in the connection's look-ahead,
- *    deframed by copy), one IORING_OP_SENDMSG (MPA's queued FPDUs) and one
- *    control operation (IORING_OP_ACCEPT on a listener, IORING_OP_CONNECT
- *    on an initiator);
+ *  - on an established connection, direct non-blocking recvmsg() into the
+ *    iovecs MPA lends (payload lands straight in registered memory, what
+ *    follows it in the connection's look-ahead, deframed by copy) and a
+ *    one-shot IORING_OP_POLL_ADD when the socket is empty (direct_ok());
+ *    before that (the handshake), one IORING_OP_READV;
+ *  - one IORING_OP_SENDMSG (MPA's queued FPDUs: what a direct sendmsg()
+ *    left) and one control operation (IORING_OP_ACCEPT on a listener,
+ *    IORING_OP_CONNECT on an initiator);
  *  - an IORING_OP_READ on an eventfd that the application's calls write to
  *    when they need the engine (a post to a connection while the engine
  *    waits in its ring, CM calls; receives posted to a connected QP do not);
@@ -21,7 +24,9 @@
  *    wait (io_uring_submit_and_wait_timeout(), CLOCK_MONOTONIC).
  *
  * The engine's lock is held while the thread runs the state machines and
- * released while it waits in the ring (docs/LOCKING.md).  Teardown: an id's socket is closed
+ * released while it waits in the ring (docs/LOCKING.md); meanwhile an
+ * application thread that polls or waits may take it and run a turn of
+ * direct I/O itself (engine_app_turn(), engine_app_wait()).  Teardown: an id's socket is closed
  * only when no SQE of it is in flight, so no kernel operation ever outlives
  * the memory it uses.  The same holds for application memory (docs/API.md,
  * the memory contract): a QP is told when a read lent its memory or a send
@@ -36,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -376,8 +382,16 @@ static void on_misc(struct uiw_cm_id *id, int res)
 
 static struct io_uring_sqe *get_sqe(struct uiw_engine *eng)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&eng->ring);
+	struct io_uring_sqe *sqe;
 
+	/* an application turn: the ring is the progress thread's (its only
+	 * submitter, and it may be flushing the queue right now, outside the
+	 * lock); it is kicked at the end of the turn to do what needed it */
+	if (eng->app_turn) {
+		eng->ring_wanted = 1;
+		return NULL;
+	}
+	sqe = io_uring_get_sqe(&eng->ring);
 	if (!sqe) {
 		io_uring_submit(&eng->ring);
 		sqe = io_uring_get_sqe(&eng->ring);
@@ -430,27 +444,50 @@ static void op_cancel(struct uiw_cm_id *id, struct uiw_op *op, int *sent)
 }
 
 /*
- * Polled contexts read and send on established connections directly: a
- * non-blocking recvmsg()/sendmsg() when the engine turns, as a busy-polling
- * TCP application would, instead of an IORING_OP_READV that the kernel runs
- * as task work when data arrives and an IORING_OP_SENDMSG issued by the
- * next io_uring_enter().  A turn that neither submits nor has anything in
- * flight then makes no io_uring_enter() at all.  Measured: the 8-byte
- * poll-mode Send half round trip 4.35 -> 3.7-4.1 us (TCP busy-poll 3.06).
- * A send the socket does not take whole goes by io_uring (which waits for
- * room); a turn that waits (not uiw_poll_cq()'s spinning one) arms a
- * one-shot IORING_OP_POLL_ADD when the socket is empty, and its completion
- * reads at once.  Not with an exported context fd (uiw_context_fd(): the
- * application sleeps on it and completions must announce data), nor in
- * the handshake or once the connection failed or sent its FIN.
+ * Established connections are read and sent directly: a non-blocking
+ * recvmsg()/sendmsg() when the engine turns, as a TCP application would,
+ * instead of an IORING_OP_READV that the kernel runs as task work when data
+ * arrives and an IORING_OP_SENDMSG issued by the next io_uring_enter().  A
+ * turn that neither submits nor has anything in flight then makes no
+ * io_uring_enter() at all; and any thread holding the engine's lock may do
+ * it, so an application's thread runs the engine itself
+ * (engine_app_turn()) without touching the ring, which only the progress
+ * thread may.  Measured (polled mode, where it began): the 8-byte Send half
+ * round trip 4.35 -> 3.7-4.1 us (TCP busy-poll 3.06).  A send the socket
+ * does not take whole goes by io_uring (which waits for room); a turn that
+ * waits (not a spinning one) arms a one-shot IORING_OP_POLL_ADD when the
+ * socket is empty, and its completion reads at once.  No read holds
+ * application memory once the lock is released.  Not with an exported
+ * context fd (uiw_context_fd(): the application sleeps on it and
+ * completions must announce data), nor in the handshake or once the
+ * connection failed or sent its FIN.
  */
 static int direct_ok(const struct uiw_cm_id *id)
 {
 	enum uiw_conn_state s = id->conn.state;
 
-	return id->ctx->attr.mode == UIW_CTX_POLLED && !id->ctx->efd_exported &&
-	       id->state == UIW_ID_CONN && !id->closing &&
+	return !id->ctx->efd_exported && id->state == UIW_ID_CONN && !id->closing &&
 	       (s == UIW_CONN_UP || s == UIW_CONN_HELD || s == UIW_CONN_CLOSING);
+}
+
+/* @id reads directly from now on: its socket joins the engine's epoll set,
+ * which tells application turns what to read and what to sleep on */
+static void ep_add(struct uiw_cm_id *id)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = id};
+
+	if (!id->in_ep && !epoll_ctl(id->eng->epfd, EPOLL_CTL_ADD, id->fd, &ev))
+		id->in_ep = 1;
+}
+
+/* @id no longer reads (its connection is over): out of the set before its
+ * socket and the id go (a readable socket nobody reads would wake the
+ * set's sleepers for ever) */
+static void ep_del(struct uiw_cm_id *id)
+{
+	if (id->in_ep)
+		epoll_ctl(id->eng->epfd, EPOLL_CTL_DEL, id->fd, NULL);
+	id->in_ep = 0;
 }
 
 /* Send @w's iovecs: directly (polled) or by io_uring. */
@@ -521,6 +558,7 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 		struct msghdr mh;
 		ssize_t r;
 
+		ep_add(id);
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = iov;
 		mh.msg_iovlen = (size_t)n;
@@ -529,15 +567,27 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 			/* a turn that waits is woken by the poll; a spinning one
 			 * (uiw_poll_cq) tries again, and arms nothing: the poll's
 			 * wake-up would cost the sender's side of every message */
-			if (!id->poll_busy && !id->eng->spinning && (sqe = get_sqe(id->eng))) {
+			if (!id->poll_busy && !id->eng->spinning && !id->eng->apps_active &&
+			    (sqe = get_sqe(id->eng))) {
 				io_uring_prep_poll_add(sqe, id->fd, POLLIN);
 				sqe_op(id->eng, sqe, &id->op_poll);
 				id->poll_busy = 1;
 			}
-			engine_mark(id);
+			/* the engine's own turns look again next turn; an
+			 * application turn learns from the epoll set when there
+			 * is more, but must not leave a connection that no
+			 * poll covers to a progress thread that is not out of
+			 * the way (it arms the poll, kicked for it) */
+			if (!id->eng->app_turn || !id->in_ep) {
+				engine_mark(id);
+			} else if (!id->poll_busy && !id->eng->apps_active) {
+				engine_mark(id);
+				id->eng->ring_wanted = 1;
+			}
 			return;
 		}
 		id->rx_reads++;
+		id->rx_reads_app += (uint64_t)id->eng->app_turn;
 		id->rx_busy = 1; /* as for a read in flight: on_rx() ends it */
 		id->eng->progressed = 1;
 		on_rx(id, r < 0 ? -errno : (int)r);
@@ -566,6 +616,7 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
  * for reading only, a send in flight by a cancel. */
 static void begin_close(struct uiw_cm_id *id, int reset)
 {
+	ep_del(id);
 	id->closing = 1;
 	if (reset) {
 		struct linger lg = {.l_onoff = 1, .l_linger = 0};
@@ -819,8 +870,13 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 		op->id->poll_busy = 0;
 		if (!op->id->rx_busy && op->id->fd >= 0 && direct_ok(op->id)) {
 			uint64_t dl = UINT64_MAX; /* the id is marked: its next service sets it */
+			int progressed = eng->progressed;
 
+			eng->progressed = 0;
 			conn_perform(op->id, engine_now_ns(), UIW_CONN_RX_IDLE, &dl);
+			/* an application turn read it first: the wake-up was lost */
+			eng->polls_lost = eng->progressed ? 0 : eng->polls_lost + 1;
+			eng->progressed |= progressed;
 		}
 		break;
 	}
@@ -830,7 +886,17 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
  * ones once it left the handshake and the application's answer */
 static int id_service_count(struct uiw_cm_id *id, uint64_t now, uint64_t *deadline)
 {
-	int freed = id_service(id, now, deadline);
+	struct uiw_engine *eng = id->eng;
+	int wanted = eng->ring_wanted, freed;
+
+	eng->ring_wanted = 0;
+	freed = id_service(id, now, deadline);
+	/* an application turn could not do what @id needed of the ring (an
+	 * accept, a connect, a cancel, a send the socket did not take): it
+	 * stays marked, for the progress thread's next turn */
+	if (eng->ring_wanted && !freed)
+		engine_mark(id);
+	eng->ring_wanted |= wanted;
 
 	if (id->pending && (freed || id->state != UIW_ID_CONN ||
 			    (id->conn.state != UIW_CONN_HANDSHAKE && id->conn.state != UIW_CONN_REQUEST)))
@@ -919,6 +985,7 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	unsigned head, seen = 0;
+	int spin;
 
 	if (eng->running)
 		return;
@@ -937,6 +1004,28 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	eng->running = 1;
 	eng->spinning = timeout_ns == 0;
 	eng->progressed = 0;
+	if (ctx->attr.mode != UIW_CTX_POLLED) {
+		/* application threads turn the engine themselves: arm no
+		 * readiness polls, look again when they may have stopped */
+		int was = eng->apps_active;
+
+		/* a thread asleep in engine_app_wait() is woken by the epoll
+		 * set; threads that poll CQs read first when they poll all the
+		 * time (this thread's readiness polls find nothing: lost), but
+		 * a program that spins on memory between polls (ib_write_lat)
+		 * needs them: they are armed again once no application turn
+		 * ran for UIW_APP_GRACE_NS */
+		eng->apps_active = __atomic_load_n(&eng->app_waiters, __ATOMIC_ACQUIRE) ||
+				   (eng->polls_lost >= 2 &&
+				    now - __atomic_load_n(&eng->app_last, __ATOMIC_RELAXED) < UIW_APP_GRACE_NS);
+		if (was && !eng->apps_active) {
+			/* every connection arms its poll again */
+			eng->polls_lost = 0;
+			__atomic_store_n(&eng->all_dirty, 1, __ATOMIC_RELEASE);
+		}
+		if (eng->apps_active && timeout_ns > UIW_APP_GRACE_NS)
+			timeout_ns = UIW_APP_GRACE_NS;
+	}
 	eng_take_inbox(eng);
 	service_ids(eng, now, &deadline);
 	/* direct reads and sends (polled) made progress in the service pass
@@ -951,14 +1040,18 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	if (timeout_ns != UINT64_MAX && (deadline == UINT64_MAX || deadline > now + timeout_ns))
 		deadline = now + timeout_ns;
 	__atomic_store_n(&eng->kicked, 0, __ATOMIC_SEQ_CST);
+	eng->wait_until = deadline;
 	__atomic_store_n(&eng->in_wait, 1, __ATOMIC_SEQ_CST);
+	/* application turns may run (and change the engine's fields) from
+	 * here until the lock is taken back: what the wait needs is copied */
+	spin = eng->spinning;
 	eng_unlock(eng);
 	eng_wake_waiters(eng);
 	if (deadline <= now) {
 		/* submit and run pending task work, no wait: in one enter,
 		 * so that deferred work never stays queued (a registered
 		 * eventfd is signalled only when the queue was empty) */
-		if (!eng->spinning || io_uring_sq_ready(&eng->ring) || eng->nbusy)
+		if (!spin || io_uring_sq_ready(&eng->ring) || eng->nbusy)
 			io_uring_submit_and_get_events(&eng->ring);
 		/* else: nothing to submit and nothing in flight (a polled
 		 * context reading and sending directly): no enter at all, a
@@ -999,6 +1092,161 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns)
 {
 	eng_run(&ctx->eng[0], timeout_ns);
+}
+
+/*
+ * (nothing held) Progress-thread mode: the calling thread polled an empty
+ * CQ or waits for a completion; it runs a turn of the engine itself, if it
+ * can take the engine without waiting (the progress thread is in its ring,
+ * or idle).  The turn is the polled mode's spinning one: direct
+ * recvmsg()/sendmsg() on the established connections the epoll set says are
+ * readable and those marked, no ring (get_sqe() refuses; what needed it is
+ * left marked and the progress thread kicked), no wait.  A busy-polling
+ * application then receives, places and completes in its own thread, as a
+ * TCP application reads its socket: no hand-off from the progress thread,
+ * whose readiness polls stay unarmed while such turns run
+ * (UIW_APP_GRACE_NS).  Only with one engine: a CQ may be fed by several.
+ * Cancellation is held off for the turn: recvmsg() and write() are
+ * cancellation points, and the turn holds the engine's lock (rping cancels
+ * its thread in ibv_get_cq_event()).
+ */
+int engine_app_turn(struct uiw_context *ctx)
+{
+	struct uiw_engine *eng;
+	struct epoll_event ev[64];
+	uint64_t now, deadline = UINT64_MAX;
+	int kick, spinning, progressed, cs, n;
+
+	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1 || __atomic_load_n(&ctx->stop, __ATOMIC_RELAXED))
+		return -1;
+	eng = &ctx->eng[0];
+	if (pthread_mutex_trylock(&eng->lock))
+		return -1;
+	lk_note_eng(eng->idx);
+	/* the progress thread's own turn is running (not its wait), or it has
+	 * not enabled its ring yet */
+	if ((eng->running && !__atomic_load_n(&eng->in_wait, __ATOMIC_SEQ_CST)) || eng->ring_disabled) {
+		eng_unlock(eng);
+		return -1;
+	}
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	now = engine_now_ns();
+	__atomic_store_n(&eng->app_last, now, __ATOMIC_RELAXED);
+	spinning = eng->spinning; /* the progress thread's turn, if it waits */
+	progressed = eng->progressed;
+	eng->app_turn = 1;
+	eng->spinning = 1;
+	eng->progressed = 0;
+	eng->ring_wanted = 0;
+	eng_take_inbox(eng);
+	/* the set holds established connections only, each removed before
+	 * its id can go (ep_del() under this lock) */
+	n = epoll_wait(eng->epfd, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0);
+	for (int i = 0; i < n; i++)
+		engine_mark(ev[i].data.ptr);
+	service_ids(eng, now, &deadline);
+	n = eng->progressed;
+	eng->app_turn = 0;
+	eng->spinning = spinning;
+	eng->progressed = progressed;
+	/* the ring is needed (a send the socket did not take, a close, an
+	 * accept), or a deadline comes before the progress thread would look */
+	kick = eng->ring_wanted || deadline < eng->wait_until;
+	if (kick && engine_needs_kick(eng))
+		engine_kick(eng);
+	eng_unlock(eng);
+	eng_wake_waiters(eng);
+	pthread_setcancelstate(cs, NULL);
+	return n;
+}
+
+static void app_wait_end(void *arg)
+{
+	struct uiw_engine *eng = arg;
+
+	__atomic_sub_fetch(&eng->app_waiters, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * (nothing held) Progress-thread mode, a thread about to sleep until @fd (a
+ * completion channel's) is readable: a turn of its own, then poll() on @fd
+ * and the engine's epoll set, so that the octets of the completion it
+ * waits for wake this thread, not the progress thread, which would then
+ * wake it (two wake-ups per message where TCP has one).  While it sleeps
+ * the progress thread arms no readiness polls.  Bounded (100 ms: deadlines
+ * and the progress thread's events are rechecked), and a cancellation point
+ * (poll(); nothing is held across it).  Returns 0 after a turn or a sleep
+ * (the caller looks at @fd again), 1 when the caller must sleep on @fd
+ * alone, as before: several engines, or the set stays readable with
+ * nothing for this thread to read (a connection the engine does not read
+ * directly; the progress thread is then told to take over at once);
+ * -EINTR: a signal ended the wait (eintr_reported()).
+ */
+/*
+ * A signal interrupted the wait.  read(2) on the eventfd, where the thread
+ * slept before, is restarted after a handler installed with SA_RESTART
+ * (perftest's SIGALRM, by signal()) and fails with EINTR otherwise
+ * (qperf's timer ends its wait so); poll() always fails.  Which signal
+ * came is not known here: EINTR is reported when some handler of the
+ * process lacks SA_RESTART.  Rare (a signal), so the scan's cost does not
+ * matter.
+ */
+static int eintr_reported(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) || (!(sa.sa_flags & SA_SIGINFO) &&
+						  (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)))
+			continue; /* no handler (or a signal glibc keeps for itself) */
+		if (!(sa.sa_flags & SA_RESTART))
+			return 1;
+	}
+	return 0;
+}
+
+static int app_wait_loop(struct uiw_context *ctx, struct uiw_engine *eng, int fd)
+{
+	struct pollfd p[2];
+	int r, idle = 0;
+
+	for (;;) {
+		r = engine_app_turn(ctx);
+		p[0] = (struct pollfd){.fd = fd, .events = POLLIN};
+		p[1] = (struct pollfd){.fd = eng->epfd, .events = POLLIN};
+		/* the engine busy: sleep on @fd only, a little, not spin on a
+		 * readable set another thread is reading */
+		if (poll(p, r < 0 ? 1 : 2, r < 0 ? 1 : 100) < 0)
+			return errno == EINTR && eintr_reported() ? -EINTR : 0;
+		if (p[0].revents || r < 0 || !(p[1].revents & POLLIN))
+			return 0; /* @fd, a timeout or a busy engine: the caller looks */
+		if (r > 0)
+			idle = 0;
+		else if (++idle >= 3)
+			return 1;
+	}
+}
+
+int engine_app_wait(struct uiw_context *ctx, int fd)
+{
+	struct uiw_engine *eng;
+	volatile int ret = 0; /* set between the cleanup push and pop (a setjmp) */
+
+	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1)
+		return 1;
+	eng = &ctx->eng[0];
+	__atomic_add_fetch(&eng->app_waiters, 1, __ATOMIC_ACQUIRE);
+	pthread_cleanup_push(app_wait_end, eng);
+	ret = app_wait_loop(ctx, eng, fd);
+	pthread_cleanup_pop(1);
+	if (ret == 1) {
+		/* readable, and nothing read: the progress thread arms its
+		 * polls again and reads (its readiness polls are one-shot) */
+		__atomic_store_n(&eng->app_last, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&eng->all_dirty, 1, __ATOMIC_RELEASE);
+		engine_kick(eng);
+	}
+	return ret;
 }
 
 /* polled: the engine is being turned, or belongs to another thread */
@@ -1128,6 +1376,8 @@ static void eng_destroy(struct uiw_engine *eng)
 	eng->ring_inited = 0;
 	close(eng->efd);
 	eng->efd = -1;
+	close(eng->epfd);
+	eng->epfd = -1;
 }
 
 static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng, unsigned idx)
@@ -1137,6 +1387,14 @@ static int eng_init(struct uiw_context *ctx, struct uiw_engine *eng, unsigned id
 	eng->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (eng->efd < 0)
 		return -errno;
+	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (eng->epfd < 0) {
+		int ret = -errno;
+
+		close(eng->efd);
+		eng->efd = -1;
+		return ret;
+	}
 	pthread_mutex_init(&eng->lock, NULL);
 	pthread_mutex_init(&eng->inbox_lock, NULL);
 	eng->efd_op.kind = UIW_OP_EFD;

@@ -81,7 +81,31 @@ struct uiw_engine {
 	int init_done, init_ret; /* progress thread: its ring was made (0) or not (-errno) */
 	int has_issuer;	   /* @issuer is the ring's single submitter */
 	pthread_t issuer;
+	/* Application turns (engine_app_turn(), progress-thread mode): a
+	 * thread that polls an empty CQ runs the engine's direct I/O itself
+	 * while the progress thread waits in its ring.  @app_turn: such a
+	 * turn holds the lock now (the ring is not its to touch: get_sqe()
+	 * refuses and sets @ring_wanted, and the progress thread is kicked
+	 * at the end of the turn).  While they run, the progress thread arms
+	 * no readiness polls (their wake-ups would be one per message again)
+	 * and looks every UIW_APP_GRACE_NS.  @wait_until: when the progress
+	 * thread's wait ends (UINT64_MAX: a completion or a kick), so that an
+	 * application turn that sets an earlier deadline kicks it. */
+	int app_turn;
+	int ring_wanted;
+	uint64_t app_last; /* atomic: engine_now_ns() of the last application turn */
+	unsigned app_waiters; /* atomic: threads asleep in engine_app_wait() */
+	/* the established connections' sockets (level-triggered EPOLLIN),
+	 * for application turns: which to read, and what to sleep on */
+	int epfd;
+	int apps_active;   /* progress thread: it stays out of their way (eng_run()) */
+	unsigned polls_lost; /* progress thread: readiness polls in a row an application read first */
+	uint64_t wait_until;
 };
+
+/* how long the progress thread stays out of the way of application turns
+ * after the last one (it then arms readiness polls again) */
+#define UIW_APP_GRACE_NS 1000000ull
 
 #define UIW_ENGINES_MAX 64
 
@@ -271,13 +295,14 @@ struct uiw_cm_id {
 	struct uiw_op op_rx, op_tx, op_misc, op_poll;
 	int rx_busy, tx_busy, misc_busy;
 	int poll_busy; /* polled direct receive: an IORING_OP_POLL_ADD in flight */
+	int in_ep;     /* its socket is in its engine's epoll set (ep_add()) */
 	int rx_app;    /* the read in flight was lent application memory (not the discard buffer) */
 	int rx_cancel, tx_cancel, misc_cancel; /* an IORING_OP_ASYNC_CANCEL was sent for that op */
 	int closing; /* @conn is over: I/O in flight is being ended, then close */
 	int rx_niov; /* iovecs of the read in flight (conn.rx_iov) */
 	int tx_niov; /* iovecs of the send in flight (conn.tx_iov) */
 	struct msghdr tx_msg;
-	uint64_t rx_reads; /* statistics */
+	uint64_t rx_reads, rx_reads_app; /* statistics (uiw_context_stats) */
 
 	/* CM event nodes allocated with the id (UIW_ID_EVENTS), taken by
 	 * cm_ev_push(): no event is lost to a failed allocation */
@@ -330,6 +355,13 @@ int engine_start(struct uiw_context *ctx);
 void engine_stop(struct uiw_context *ctx);
 /* polled contexts: turn the context's (only) engine */
 void engine_run(struct uiw_context *ctx, uint64_t timeout_ns);
+/* (nothing held) progress-thread mode: a turn of direct I/O by the caller
+ * (1: it read or sent, 0: nothing to do, -1: the engine was busy) */
+int engine_app_turn(struct uiw_context *ctx);
+/* (nothing held) progress-thread mode: a turn, then sleep until a
+ * connection or @fd is readable (bounded); 1: not possible, sleep on @fd;
+ * -EINTR: a signal */
+int engine_app_wait(struct uiw_context *ctx, int fd);
 int engine_polled_busy(const struct uiw_context *ctx);
 
 /* A listener keeps at most min(backlog, UIW_HS_PENDING_MAX) connections

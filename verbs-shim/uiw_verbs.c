@@ -597,6 +597,22 @@ int uiw_get_cq_event(struct uiw_comp_channel *channel, struct uiw_cq **cqp, void
 				if (nb && poll(&pfd, 1, 0) == 0)
 					return -EAGAIN;
 			}
+		} else {
+			struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+			int fl = fcntl(channel->fd, F_GETFL);
+
+			/* this thread reads the octets of what it waits for
+			 * (engine_app_wait()); a non-blocking fd: one turn */
+			if (fl >= 0 && (fl & O_NONBLOCK)) {
+				engine_app_turn(ctx);
+			} else {
+				int r = 0;
+
+				while (!r && poll(&pfd, 1, 0) == 0)
+					r = engine_app_wait(ctx, channel->fd);
+				if (r < 0)
+					return r; /* -EINTR */
+			}
 		}
 		if (read(channel->fd, &v, sizeof(v)) < 0)
 			return -errno;
@@ -644,9 +660,15 @@ int uiw_poll_cq(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 	 * (free when a core is idle: nothing else to run). */
 	if (cq->ctx->attr.mode != UIW_CTX_POLLED && !__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&cq->overflow, __ATOMIC_RELAXED)) {
-		if (__atomic_add_fetch(&cq->empty_polls, 1, __ATOMIC_RELAXED) % UIW_POLL_YIELD == 0)
-			sched_yield();
-		return 0;
+		/* nothing yet: read the sockets from this thread (when the
+		 * engine is free), not wait for the progress thread to */
+		engine_app_turn(cq->ctx);
+		if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&cq->overflow, __ATOMIC_RELAXED)) {
+			if (__atomic_add_fetch(&cq->empty_polls, 1, __ATOMIC_RELAXED) % UIW_POLL_YIELD == 0)
+				sched_yield();
+			return 0;
+		}
 	}
 	if (cq->ctx->attr.mode == UIW_CTX_POLLED) {
 		eng_lock(&cq->ctx->eng[0]);

@@ -67,7 +67,15 @@ NA=uiwappa$$
 NB=uiwappb$$
 AA=192.0.2.1
 AB=192.0.2.2
-trap 'cleanup; ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null' EXIT
+# ns_reap NS...: kill what still runs in the namespaces (a program that
+# outlived its timeout(1), killed with SIGKILL, which it cannot pass on)
+ns_reap() {
+	for _ns in "$@"; do
+		# shellcheck disable=SC2046
+		kill -KILL $(ip netns pids "$_ns" 2>/dev/null) 2>/dev/null
+	done
+}
+trap 'cleanup; ns_reap "$NA" "$NB"; ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null' EXIT
 if ! ip netns add "$NA" 2>/dev/null || ! ip netns add "$NB" 2>/dev/null; then
 	echo "apps.sh: cannot create network namespaces (needs root)"
 	exit 1
@@ -166,8 +174,11 @@ bg_server() {
 	PIDS="$PIDS $BG_PID"
 	listening "$_ns" "$_p" "$BG_PID"
 }
+# timeout(1) runs in a process group of its own with its program: the
+# group is killed, not timeout alone (its program, reparented to init,
+# went on listening in a namespace already deleted)
 bg_stop() {
-	kill -KILL "$BG_PID" 2>/dev/null
+	kill -KILL "-$BG_PID" 2>/dev/null || kill -KILL "$BG_PID" 2>/dev/null
 	wait "$BG_PID" 2>/dev/null
 }
 
@@ -445,6 +456,18 @@ if [ -z "$why" ]; then
 	ok "tgt iSER + libiscsi" "inquiry, read capacity, Verify10 1-256 blocks read and compared, Write10 768 blocks checked in the LUN's file, across namespaces"
 else
 	ko "tgt iSER + libiscsi" "$why"
+fi
+
+# every program started above has ended or was stopped: nothing of them
+# may be left running in the namespaces
+sleep 0.2
+left=$(for ns in "$NA" "$NB"; do for p in $(ip netns pids "$ns" 2>/dev/null); do
+	tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c 1-60; echo; done; done | grep -v '^$')
+if [ -n "$left" ]; then
+	ko "every process reaped" "still running: $(echo "$left" | tr '\n' ';')"
+	ns_reap "$NA" "$NB"
+else
+	ok "every process reaped" "nothing left in the two namespaces"
 fi
 
 end_checks
