@@ -8,7 +8,7 @@ set -u
 
 usage() {
 	cat <<'EOF'
-Usage: sh bench/ab.sh [-r REPS] [-D SECS] [-s SIZE] [-t TESTS] BUILD_A BUILD_B
+Usage: sh bench/ab.sh [-r REPS] [-D SECS] [-s SIZE] [-t TESTS] [-a ENV] [-b ENV] BUILD_A BUILD_B
 
 Runs uiw-perf of two builds (directories with bin/uiw-perf, e.g. an older
 commit built with `make O=build-old` and the tree's build/) in turn, each
@@ -27,7 +27,18 @@ before engine v3 do not).
   -t TESTS   comma-separated configurations (default
              write_c1,write_c0,send_c1,read_c1,write_mk); known:
              write_c0 write_c1 write_mk send_c0 send_c1 read_c0 read_c1
-             write_imm (c0/c1: CRC off/on; mk: markers, CRC on)
+             write_imm (c0/c1: CRC off/on; mk: markers, CRC on);
+             latency (2-octet messages, half round trip, t_typical):
+             lat_send_pt lat_write_pt (progress-thread context, the
+             application busy-polls its CQ: the model of a libibverbs
+             program under uiw-run), lat_send_ev (progress thread, the
+             application waits in uiw_get_cq_event()), lat_send_poll
+             (polled context); with raw TCP's tcp_lat busy-poll and
+             blocking in the same repetitions
+  -a ENV     environment of build A's runs, NAME=VALUE[,NAME=VALUE...]
+  -b ENV     the same for build B (one build twice with two
+             environments: -a UIW_APP_TURNS=0 measures what the
+             application's own engine turns bring)
 
 Quiet machine only: other load makes the ratios mean little.
 EOF
@@ -38,12 +49,16 @@ REPS=3
 SECS=2
 SIZE=65536
 TESTS=write_c1,write_c0,send_c1,read_c1,write_mk
-while getopts "r:D:s:t:h" o; do
+ENV_A=
+ENV_B=
+while getopts "r:D:s:t:a:b:h" o; do
 	case $o in
 	r) REPS=$OPTARG ;;
 	D) SECS=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	t) TESTS=$OPTARG ;;
+	a) ENV_A=$(echo "$OPTARG" | tr , ' ') ;;
+	b) ENV_B=$(echo "$OPTARG" | tr , ' ') ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -73,7 +88,13 @@ args_of() {
 	read_c0) echo "read_bw --crc off" ;;
 	read_c1) echo "read_bw --crc on" ;;
 	write_imm) echo "write_imm_bw --crc on" ;;
+	lat_send_pt) echo "send_lat --poll --progress thread" ;;
+	lat_write_pt) echo "write_lat --poll --progress thread" ;;
+	lat_send_ev) echo "send_lat -e" ;;
+	lat_send_poll) echo "send_lat --poll" ;;
 	tcp) echo "tcp_bw" ;;
+	tcp_lat_poll) echo "tcp_lat --poll" ;;
+	tcp_lat_block) echo "tcp_lat -e" ;;
 	*) return 1 ;;
 	esac
 }
@@ -82,10 +103,13 @@ args_of() {
 # {label, cfg, rep, client, server} to $TMP/runs
 run() {
 	label=$1 bin=$2/bin/uiw-perf cfg=$3 size=$4
+	case $label in A) env=$ENV_A ;; B) env=$ENV_B ;; *) env= ;; esac
+	case $cfg in lat_* | tcp_lat*) size=2 ;; esac
 	# shellcheck disable=SC2046
 	set -- $(args_of "$cfg")
 	: >"$TMP/s"
-	"$bin" "$@" -s "$size" -D "$SECS" -p 0 --json >"$TMP/s" 2>"$TMP/s.err" &
+	# shellcheck disable=SC2086
+	env $env "$bin" "$@" -s "$size" -D "$SECS" -p 0 --json >"$TMP/s" 2>"$TMP/s.err" &
 	SPID=$!
 	port=
 	i=0
@@ -100,7 +124,8 @@ run() {
 		wait "$SPID" 2>/dev/null
 		return 1
 	fi
-	timeout $((SECS * 4 + 30)) "$bin" "$@" -s "$size" -D "$SECS" -p "$port" --json 127.0.0.1 \
+	# shellcheck disable=SC2086
+	timeout $((SECS * 4 + 30)) env $env "$bin" "$@" -s "$size" -D "$SECS" -p "$port" --json 127.0.0.1 \
 		>"$TMP/c" 2>"$TMP/c.err"
 	crc=$?
 	timeout 30 sh -c "wait $SPID" 2>/dev/null
@@ -113,7 +138,7 @@ def last(path):
     r = {}
     for l in open(path):
         l = l.strip()
-        if l.startswith("{") and "bw_avg_MBps" in l:
+        if l.startswith("{") and ("bw_avg_MBps" in l or "t_typical_us" in l):
             r = json.loads(l)
     return r
 c, s = last(tmp + "/c"), last(tmp + "/s")
@@ -124,7 +149,8 @@ EOF
 import json, sys
 r = json.loads(sys.stdin.read())
 c = r["client"]
-print("rep %d %-3s %-9s %8.0f MB/s%s" % (r["rep"], r["label"], r["cfg"], c.get("bw_avg_MBps", 0),
+fig = ("%8.2f us" % c["t_typical_us"]) if "t_typical_us" in c else ("%8.0f MB/s" % c.get("bw_avg_MBps", 0))
+print("rep %d %-3s %-13s %s%s" % (r["rep"], r["label"], r["cfg"], fig,
       "" if r["ok"] else "  (failed)"), file=sys.stderr)'
 }
 
@@ -140,11 +166,16 @@ while [ $rep -le "$REPS" ]; do
 			run A "$A" "$cfg" "$SIZE"
 		fi
 	done
-	run T "$B" tcp 65483
+	case ,$TESTS, in *,write_* | *,send_c* | *,read_* | *,write_imm*) run T "$B" tcp 65483 ;; esac
+	case ,$TESTS, in *,lat_*)
+		run T "$B" tcp_lat_poll 2
+		run T "$B" tcp_lat_block 2
+		;;
+	esac
 	rep=$((rep + 1))
 done
 
-python3 - "$TMP/runs" "$A" "$B" "$SIZE" <<'EOF'
+python3 - "$TMP/runs" "$A" "$B" "$SIZE" "${ENV_A:-}" "${ENV_B:-}" <<'EOF'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 A, B, size = sys.argv[2], sys.argv[3], sys.argv[4]
@@ -152,12 +183,31 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 def bw(label, cfg):
     return [r["client"]["bw_avg_MBps"] for r in runs if r["label"] == label and r["cfg"] == cfg and r["ok"]]
+def lat(label, cfg):
+    return [r["client"]["t_typical_us"] for r in runs if r["label"] == label and r["cfg"] == cfg and r["ok"]]
 tcp = med(bw("T", "tcp"))
+lcfgs = [c for c in dict.fromkeys(r["cfg"] for r in runs if r["label"] != "T") if c.startswith("lat_")]
+if lcfgs:
+    tp, tb = med(lat("T", "tcp_lat_poll")), med(lat("T", "tcp_lat_block"))
+    rng = lambda v: "%.2f (%.2f..%.2f)" % (med(v), min(v), max(v)) if v else "-"
+    print("A = %s %s, B = %s %s; 2-octet half round trips, t_typical us (median of runs); raw TCP "
+          "busy-poll %s, blocking %s" % (A, " ".join(sys.argv[5:6]), B, " ".join(sys.argv[6:7]),
+                                           rng(lat("T", "tcp_lat_poll")), rng(lat("T", "tcp_lat_block"))))
+    print("%-14s %-22s %-22s %-7s %-9s %-9s" % ("config", "A us (min..max)", "B us (min..max)", "B/A",
+          "A/TCP", "B/TCP"))
+    for cfg in lcfgs:
+        a, b = lat("A", cfg), lat("B", cfg)
+        t = tb if cfg == "lat_send_ev" else tp
+        print("%-14s %-22s %-22s %-7.2f %-9.2f %-9.2f" % (cfg, rng(a), rng(b), med(b) / med(a),
+              med(a) / t, med(b) / t))
+    print("(A/TCP, B/TCP: over TCP busy-poll, lat_send_ev over TCP blocking)")
+if not [c for c in dict.fromkeys(r["cfg"] for r in runs if r["label"] != "T") if not c.startswith("lat_")]:
+    sys.exit(0)
 print("A = %s, B = %s, %s-octet messages; raw TCP (65483-octet writes): %.0f MB/s (median of %d)"
       % (A, B, size, tcp, len(bw("T", "tcp"))))
 print("%-10s %-22s %-22s %-7s %-7s %-7s %-13s %s" % ("config", "A MB/s (min..max)", "B MB/s (min..max)",
       "B/A", "A/TCP", "B/TCP", "CPU s/GiB A,B", "B rx copies/octet"))
-for cfg in dict.fromkeys(r["cfg"] for r in runs if r["label"] != "T"):
+for cfg in [c for c in dict.fromkeys(r["cfg"] for r in runs if r["label"] != "T") if not c.startswith("lat_")]:
     a, b = bw("A", cfg), bw("B", cfg)
     def cpu(label):
         v = [r["client"].get("cpu_s_per_GiB") for r in runs if r["label"] == label and r["cfg"] == cfg and r["ok"]]

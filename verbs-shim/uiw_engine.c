@@ -1009,14 +1009,20 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 		 * readiness polls, look again when they may have stopped */
 		int was = eng->apps_active;
 
-		/* a thread asleep in engine_app_wait() is woken by the epoll
-		 * set; threads that poll CQs read first when they poll all the
-		 * time (this thread's readiness polls find nothing: lost), but
-		 * a program that spins on memory between polls (ib_write_lat)
-		 * needs them: they are armed again once no application turn
-		 * ran for UIW_APP_GRACE_NS */
-		eng->apps_active = __atomic_load_n(&eng->app_waiters, __ATOMIC_ACQUIRE) ||
-				   (eng->polls_lost >= 2 &&
+		/* Application threads that poll CQs or wait in
+		 * engine_app_wait() read what arrives themselves, and this
+		 * thread's readiness polls then find nothing (lost): it stops
+		 * arming them while they do.  But a program that spins on
+		 * memory between polls (ib_write_lat) needs them, and so does
+		 * a receiver whose application is busy with what it got: the
+		 * two threads then read and complete in parallel (qperf's
+		 * rc_bw, which has no flow control, overran its receiver 3
+		 * times in 10 when a waiter kept this thread out regardless).
+		 * So only readiness polls lost twice in a row keep them off,
+		 * and only while application turns go on (a waiter, or a turn
+		 * within UIW_APP_GRACE_NS). */
+		eng->apps_active = eng->polls_lost >= 2 &&
+				   (__atomic_load_n(&eng->app_waiters, __ATOMIC_ACQUIRE) ||
 				    now - __atomic_load_n(&eng->app_last, __ATOMIC_RELAXED) < UIW_APP_GRACE_NS);
 		if (was && !eng->apps_active) {
 			/* every connection arms its poll again */
@@ -1117,7 +1123,8 @@ int engine_app_turn(struct uiw_context *ctx)
 	uint64_t now, deadline = UINT64_MAX;
 	int kick, spinning, progressed, cs, n;
 
-	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1 || __atomic_load_n(&ctx->stop, __ATOMIC_RELAXED))
+	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1 || ctx->no_app_turns ||
+	    __atomic_load_n(&ctx->stop, __ATOMIC_RELAXED))
 		return -1;
 	eng = &ctx->eng[0];
 	if (pthread_mutex_trylock(&eng->lock))
@@ -1144,14 +1151,25 @@ int engine_app_turn(struct uiw_context *ctx)
 	n = epoll_wait(eng->epfd, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0);
 	for (int i = 0; i < n; i++)
 		engine_mark(ev[i].data.ptr);
-	service_ids(eng, now, &deadline);
-	n = eng->progressed;
+	/* until nothing moves: what a read brought may call for a send (a
+	 * Read Response), a send that went may let the next FPDUs out; the
+	 * progress thread, asleep in its ring, would not look at what is
+	 * left marked (bounded: a peer that keeps sending) */
+	n = 0;
+	for (int pass = 0; pass < UIW_APP_PASSES; pass++) {
+		eng->progressed = 0;
+		service_ids(eng, pass ? engine_now_ns() : now, &deadline);
+		n |= eng->progressed;
+		if (!eng->progressed || !eng->dirty)
+			break;
+	}
 	eng->app_turn = 0;
 	eng->spinning = spinning;
 	eng->progressed = progressed;
 	/* the ring is needed (a send the socket did not take, a close, an
-	 * accept), or a deadline comes before the progress thread would look */
-	kick = eng->ring_wanted || deadline < eng->wait_until;
+	 * accept), work is left, or a deadline comes before the progress
+	 * thread would look */
+	kick = eng->ring_wanted || eng->dirty || deadline < eng->wait_until;
 	if (kick && engine_needs_kick(eng))
 		engine_kick(eng);
 	eng_unlock(eng);
@@ -1232,7 +1250,7 @@ int engine_app_wait(struct uiw_context *ctx, int fd)
 	struct uiw_engine *eng;
 	volatile int ret = 0; /* set between the cleanup push and pop (a setjmp) */
 
-	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1)
+	if (ctx->attr.mode == UIW_CTX_POLLED || ctx->neng != 1 || ctx->no_app_turns)
 		return 1;
 	eng = &ctx->eng[0];
 	__atomic_add_fetch(&eng->app_waiters, 1, __ATOMIC_ACQUIRE);
@@ -1421,6 +1439,9 @@ int engine_start(struct uiw_context *ctx)
 			goto out_eng;
 	}
 	ctx->neng = n;
+	/* UIW_APP_TURNS=0: the progress thread alone moves data (as before
+	 * engine v3), to measure what application turns bring */
+	ctx->no_app_turns = getenv("UIW_APP_TURNS") && !strcmp(getenv("UIW_APP_TURNS"), "0");
 	if (ctx->attr.mode == UIW_CTX_POLLED) {
 		/* the application's thread is the ring's submitter: its own */
 		ret = eng_ring_init(&ctx->eng[0]);

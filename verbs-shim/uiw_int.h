@@ -106,6 +106,8 @@ struct uiw_engine {
 /* how long the progress thread stays out of the way of application turns
  * after the last one (it then arms readiness polls again) */
 #define UIW_APP_GRACE_NS 1000000ull
+/* service passes of one application turn at most (engine_app_turn()) */
+#define UIW_APP_PASSES 16
 
 #define UIW_ENGINES_MAX 64
 
@@ -137,6 +139,7 @@ struct uiw_context {
 	unsigned npd, ncq, nqp, nch, nsrq;
 	unsigned nid; /* atomic: a connection request hands an id to the application */
 	int efd_exported; /* polled: eng[0].efd registered with its ring (uiw_context_fd) */
+	int no_app_turns; /* UIW_APP_TURNS=0 at open: engine_app_turn() never runs (measuring) */
 	/* atomic: threads waiting on @cond for the engines (ctx_wait()): for
 	 * connections to let go of memory (uiw_dereg_mr, uiw_modify_qp), for
 	 * an id's socket to close (uiw_destroy_id); a progress thread then

@@ -230,13 +230,29 @@ for rfc in "" --rfc7306; do
 		continue
 	fi
 	for t in $tests; do
-		# shellcheck disable=SC2086
-		UIW_RDMA_TRACE=1 timeout -k 2 30 ip netns exec "$NB" "$RUN" $rfc qperf "$AA" -lp "$p" -cm1 -t 1 "$t" \
-			>"$TMP/qperf.$t.out" 2>"$TMP/qperf.$t.err"
-		crc=$?
+		first=""
+		for try in 1 2 3 4; do
+			# shellcheck disable=SC2086
+			UIW_RDMA_TRACE=1 timeout -k 2 30 ip netns exec "$NB" "$RUN" $rfc qperf "$AA" -lp "$p" -cm1 -t 1 "$t" \
+				>"$TMP/qperf.$t.out" 2>"$TMP/qperf.$t.err"
+			crc=$?
+			# rc_bw and rc_bi_bw stream Sends with no flow control of
+			# their own (InfiniBand's receiver-not-ready retry stands in
+			# for it; iWARP has none): a receiver that falls behind, or
+			# whose timer stopped its reposts while the peer still sends,
+			# gets Sends with no receive posted and TERMINATEs "no
+			# buffer" (DDP 1/2/2).  Nearly every rc_bw run ends so, after
+			# the results; on a loaded 2-vCPU host it came before them
+			# in 1-4 runs of 10 with the engine of before and of now
+			# alike (docs/RDMA-CORE.md).  Tried again, up to 4 times in
+			# all, on that TERMINATE only, and said so
+			[ "$crc" != 0 ] && [ "$try" != 4 ] && { [ "$t" = rc_bw ] || [ "$t" = rc_bi_bw ]; } &&
+				grep -q 'DISCONNECTED .* term [12] 1/2/2' "$TMP/qperf.$t.err" || break
+			first="$first(try $try: $(oneline "$TMP/qperf.$t.out"), a TERMINATE 1/2/2 no buffer) "
+		done
 		fig=$(grep -E '^ +(bw|latency|msg_rate) += ' "$TMP/qperf.$t.out" | tr -s ' ' | tr '\n' ',' | sed 's/,$//')
 		if [ "$crc" = 0 ] && [ -n "$fig" ] && over_uiwarp "$TMP/qperf.$t.err"; then
-			ok "qperf -cm1 $t${rfc:+ ($rfc)}" "$fig, between two namespaces"
+			ok "qperf -cm1 $t${rfc:+ ($rfc)}" "$first$fig, between two namespaces"
 		else
 			ko "qperf -cm1 $t${rfc:+ ($rfc)}" "exit $crc: $(oneline "$TMP/qperf.$t.out" "$TMP/qperf.$t.err")"
 		fi
