@@ -2092,6 +2092,124 @@ START_TEST(test_api_app_turns)
 }
 END_TEST
 
+/* a thread polling one CQ for receive completions (test_api_app_turn_threads) */
+struct rx_poller {
+	struct ta_side *side;
+	unsigned *seen;	   /* per receive wr_id - 1000: times completed (atomic) */
+	unsigned *done;	   /* receive completions, all pollers (atomic) */
+	unsigned want;
+	int bad;	   /* a completion not a successful 8-octet receive */
+	uint64_t end;
+};
+
+static void *rx_poller_main(void *arg)
+{
+	struct rx_poller *p = arg;
+	struct uiw_wc wc[4];
+
+	while (__atomic_load_n(p->done, __ATOMIC_ACQUIRE) < p->want && ms_now() < p->end) {
+		int n = uiw_poll_cq(p->side->cq, 4, wc);
+
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != UIW_WC_SUCCESS || wc[i].opcode != UIW_WC_RECV ||
+			    wc[i].byte_len != 8 || wc[i].wr_id < 1000 || wc[i].wr_id >= 1000 + p->want) {
+				p->bad = 1;
+				continue;
+			}
+			__atomic_add_fetch(&p->seen[wc[i].wr_id - 1000], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(p->done, 1, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Application turns with threads: two threads poll one CQ (each may run
+ * the engine's turn) while the main thread's peer posts 200 Sends: every
+ * receive completes exactly once and receive i holds Send i (in order on
+ * the QP, whichever thread read it).  Then a thread waits in
+ * uiw_get_cq_event() (running turns and sleeping in poll()) while the main
+ * thread moves the QP to error: the waiter wakes with the flush, and each
+ * remaining receive completes once, flushed.
+ */
+START_TEST(test_api_app_turn_threads)
+{
+	enum { N = 200, R = 40 };
+	struct ta_side srv, cli;
+	struct uiw_cm_id *lid;
+	struct rx_poller p[2];
+	struct ev_waiter w;
+	struct uiw_qp_attr qa = {.qp_state = UIW_QPS_ERR};
+	struct uiw_wc wc;
+	unsigned seen[N] = {0}, done = 0, flushed = 0;
+	pthread_t t[2], tw;
+	uint16_t port;
+	uint64_t end;
+
+	side_open(&srv, NULL, 1);
+	side_open(&cli, NULL, 0);
+	ta_all[0] = &srv;
+	ta_all[1] = &cli;
+	srv.qp = side_qp_q(&srv, 16, N + R);
+	cli.qp = side_qp_q(&cli, N, 16);
+	port = listen_on(&srv, "127.0.0.1", &lid);
+	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	for (unsigned i = 0; i < N + R; i++)
+		post_recv_to(&srv, srv.qp, 1000 + i, 8 * i, 8);
+	for (int k = 0; k < 2; k++) {
+		p[k] = (struct rx_poller){&srv, seen, &done, N, 0, ms_now() + TA_WAIT_MS};
+		ck_assert_int_eq(pthread_create(&t[k], NULL, rx_poller_main, &p[k]), 0);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		memcpy(cli.buf + 8 * i, &(uint64_t){0x5eed0000ull + i}, 8);
+		post_op(&cli, cli.qp, UIW_WR_SEND, i, 8 * i, 8, 0, 0, 0);
+	}
+	for (unsigned i = 0; i < N; i++)
+		want_ok(cli.cq, UIW_WC_SEND, i, 8);
+	for (int k = 0; k < 2; k++) {
+		pthread_join(t[k], NULL);
+		ck_assert_msg(!p[k].bad, "poller %d: a bad completion", k);
+	}
+	ck_assert_uint_eq(done, N);
+	for (unsigned i = 0; i < N; i++) {
+		uint64_t v;
+
+		ck_assert_msg(seen[i] == 1, "receive %u completed %u times", i, seen[i]);
+		memcpy(&v, srv.buf + 8 * i, 8);
+		ck_assert_uint_eq(v, 0x5eed0000ull + i);
+	}
+
+	/* a waiter, and the QP to error under it */
+	ck_assert_int_eq(uiw_req_notify_cq(srv.cq, 0), 0);
+	w = (struct ev_waiter){srv.ch, 1, 0};
+	ck_assert_int_eq(pthread_create(&tw, NULL, ev_waiter_main, &w), 0);
+	usleep(50000); /* asleep in it, most likely */
+	ck_assert_int_eq(uiw_modify_qp(srv.qp, &qa, UIW_QP_STATE), 0);
+	pthread_join(tw, NULL);
+	ck_assert_int_eq(w.ret, 0);
+	uiw_ack_cq_events(srv.cq, 1);
+	end = ms_now() + TA_WAIT_MS;
+	while (flushed < R && ms_now() < end) {
+		if (uiw_poll_cq(srv.cq, 1, &wc) != 1) {
+			usleep(1000);
+			continue;
+		}
+		ck_assert_uint_eq(wc.wr_id, 1000 + N + flushed); /* in order, once each */
+		ck_assert_int_eq(wc.status, UIW_WC_WR_FLUSH_ERR);
+		flushed++;
+	}
+	ck_assert_uint_eq(flushed, R);
+	usleep(20000);
+	ck_assert_int_eq(uiw_poll_cq(srv.cq, 1, &wc), 0);
+
+	want_event(cli.ctx, UIW_CM_EVENT_DISCONNECTED, &(struct uiw_cm_event){0});
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(&cli);
+	side_close(&srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+END_TEST
+
 static volatile sig_atomic_t usr1_seen;
 
 static void on_usr1(int sig)
@@ -2302,6 +2420,7 @@ Suite *verbs_api_suite(void)
 	tcase_add_loop_test(tc, test_api_send_burst, 0, 2);
 	tcase_add_loop_test(tc, test_api_send_burst_race, 0, RACE_NACTIONS);
 	tcase_add_test(tc, test_api_app_turns);
+	tcase_add_test(tc, test_api_app_turn_threads);
 	tcase_add_test(tc, test_api_cq_event_signal);
 #ifdef UIW_LOCK_CHECK
 	tcase_add_test(tc, test_api_lock_order);
