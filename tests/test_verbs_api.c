@@ -1965,6 +1965,30 @@ START_TEST(test_api_context_stats)
 }
 END_TEST
 
+/* srv (with a completion channel) and cli (without), progress-thread
+ * contexts, connected over 127.0.0.1; @lid: the listener */
+static void chan_pair_up(struct ta_side *srv, struct ta_side *cli, struct uiw_cm_id **lid)
+{
+	side_open(srv, NULL, 1);
+	side_open(cli, NULL, 0);
+	ta_all[0] = srv;
+	ta_all[1] = cli;
+	srv->qp = side_qp(srv);
+	cli->qp = side_qp(cli);
+	srv->id = connect_to(srv, srv->qp, cli, cli->qp, "127.0.0.1", listen_on(srv, "127.0.0.1", lid),
+			     &cli->id);
+}
+
+/* the end of chan_pair_up(): disconnect, close both */
+static void chan_pair_down(struct ta_side *srv, struct ta_side *cli, struct uiw_cm_id *lid)
+{
+	hangup(srv, cli);
+	ck_assert_int_eq(uiw_destroy_id(lid), 0);
+	side_close(cli);
+	side_close(srv);
+	memset(ta_all, 0, sizeof(ta_all));
+}
+
 /* a thread that takes one event of @ch (uiw_get_cq_event(), blocking) */
 struct ev_waiter {
 	struct uiw_comp_channel *ch;
@@ -2000,16 +2024,8 @@ START_TEST(test_api_app_turns)
 	struct uiw_context_stats a, b, c;
 	struct ev_waiter w[W];
 	pthread_t t[W];
-	uint16_t port;
 
-	side_open(&srv, NULL, 1);
-	side_open(&cli, NULL, 0);
-	ta_all[0] = &srv;
-	ta_all[1] = &cli;
-	srv.qp = side_qp(&srv);
-	cli.qp = side_qp(&cli);
-	port = listen_on(&srv, "127.0.0.1", &lid);
-	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	chan_pair_up(&srv, &cli, &lid);
 
 	/* (1) ping-pong, both polling */
 	for (unsigned i = 0; i < N; i++) {
@@ -2084,11 +2100,7 @@ START_TEST(test_api_app_turns)
 	}
 	uiw_ack_cq_events(srv.cq, W);
 
-	hangup(&srv, &cli);
-	ck_assert_int_eq(uiw_destroy_id(lid), 0);
-	side_close(&cli);
-	side_close(&srv);
-	memset(ta_all, 0, sizeof(ta_all));
+	chan_pair_down(&srv, &cli, lid);
 }
 END_TEST
 
@@ -2254,17 +2266,9 @@ START_TEST(test_api_cq_event_signal)
 	struct ev_waiter w;
 	unsigned long long saved = 0;
 	pthread_t t;
-	uint16_t port;
 	uint64_t end;
 
-	side_open(&srv, NULL, 1);
-	side_open(&cli, NULL, 0);
-	ta_all[0] = &srv;
-	ta_all[1] = &cli;
-	srv.qp = side_qp(&srv);
-	cli.qp = side_qp(&cli);
-	port = listen_on(&srv, "127.0.0.1", &lid);
-	srv.id = connect_to(&srv, srv.qp, &cli, cli.qp, "127.0.0.1", port, &cli.id);
+	chan_pair_up(&srv, &cli, &lid);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigemptyset(&sa.sa_mask);
@@ -2303,11 +2307,7 @@ START_TEST(test_api_cq_event_signal)
 	handlers_restart(0, &saved);
 	ck_assert_int_eq(sigaction(SIGUSR1, &old, NULL), 0);
 
-	hangup(&srv, &cli);
-	ck_assert_int_eq(uiw_destroy_id(lid), 0);
-	side_close(&cli);
-	side_close(&srv);
-	memset(ta_all, 0, sizeof(ta_all));
+	chan_pair_down(&srv, &cli, lid);
 }
 END_TEST
 
