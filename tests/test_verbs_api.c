@@ -2012,8 +2012,9 @@ static void *ev_waiter_main(void *arg)
  * side busy-polling its CQ: every message arrives, in order, and the
  * application's threads made socket reads themselves (rx_reads_app; with
  * the progress thread alone it stays 0).  (2) The server's thread waits in
- * uiw_get_cq_event() for each of 300 Sends: one event per armed CQ, every
- * receive completes, and again reads of its own.  (3) Several threads wait
+ * uiw_get_cq_event() for each of 300 Sends (it turns the engine only while
+ * pollers keep the progress thread aside): one event per armed CQ, every
+ * receive completes.  (3) Several threads wait
  * on one channel while one posts: every event is taken once.
  */
 START_TEST(test_api_app_turns)
@@ -2066,9 +2067,6 @@ START_TEST(test_api_app_turns)
 	}
 	ck_assert_int_eq(uiw_query_context_stats(srv.ctx, &c), 0);
 	ck_assert_uint_eq(c.rx_payload, 8 * N + 16 * N);
-	ck_assert_msg(c.rx_reads_app > a.rx_reads_app,
-		      "a thread waiting in uiw_get_cq_event() read nothing itself (%llu reads, %llu before)",
-		      (unsigned long long)c.rx_reads_app, (unsigned long long)a.rx_reads_app);
 
 	/* (3) W waiters on one channel, W events one at a time: each taken once */
 	for (int k = 0; k < W; k++) {

@@ -98,7 +98,8 @@ struct uiw_engine {
 	/* the established connections' sockets (level-triggered EPOLLIN),
 	 * for application turns: which to read, and what to sleep on */
 	int epfd;
-	int apps_active;   /* progress thread: it stays out of their way (eng_run()) */
+	int apps_active;   /* progress thread: it stays out of their way (eng_run()); written
+			    * atomically under the lock, read by waiters without it */
 	unsigned polls_lost; /* progress thread: readiness polls in a row an application read first */
 	uint64_t wait_until;
 };
@@ -108,6 +109,8 @@ struct uiw_engine {
 #define UIW_APP_GRACE_NS 1000000ull
 /* service passes of one application turn at most (engine_app_turn()) */
 #define UIW_APP_PASSES 16
+/* direct reads of one connection in one service, at most (id_service()) */
+#define UIW_READS_PER_SERVICE 8
 
 #define UIW_ENGINES_MAX 64
 
