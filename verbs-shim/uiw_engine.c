@@ -896,8 +896,6 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 		eng->efd_busy = 0;
 		break;
 	case UIW_OP_RX:
-		if (cqe->res > 0)
-			eng->polls_lost = 0; /* this thread's ring read won */
 		on_rx(op->id, cqe->res);
 		id_io_sync(op->id);
 		break;
@@ -913,15 +911,12 @@ static void handle_cqe(struct uiw_engine *eng, struct io_uring_cqe *cqe)
 		op->id->poll_busy = 0;
 		if (!op->id->rx_busy && op->id->fd >= 0 && direct_ok(op->id)) {
 			uint64_t dl = UINT64_MAX; /* the id is marked: its next service sets it */
-			int progressed = eng->progressed, direct = read_direct(eng);
+			int progressed = eng->progressed;
 
 			eng->progressed = 0;
 			conn_perform(op->id, engine_now_ns(), UIW_CONN_RX_IDLE, &dl);
-			/* a direct read found nothing: an application turn read
-			 * it first, the wake-up was lost (a ring read started
-			 * instead, read_direct() having turned, tells nothing) */
-			if (direct)
-				eng->polls_lost = eng->progressed ? 0 : eng->polls_lost + 1;
+			/* an application turn read it first: the wake-up was lost */
+			eng->polls_lost = eng->progressed ? 0 : eng->polls_lost + 1;
 			eng->progressed |= progressed;
 		}
 		break;
@@ -1051,6 +1046,8 @@ static void eng_run(struct uiw_engine *eng, uint64_t timeout_ns)
 	eng->spinning = timeout_ns == 0;
 	eng->progressed = 0;
 	if (ctx->attr.mode != UIW_CTX_POLLED) {
+		/* application threads turn the engine themselves: arm no
+		 * readiness polls, look again when they may have stopped */
 		int was = eng->apps_active;
 
 		/* Application threads that poll CQs or wait in
