@@ -9,12 +9,11 @@
  * decides nothing about a connection's life.  Per connection it keeps at
  * most:
  *
- *  - one IORING_OP_READV into the iovecs MPA lends (payload lands straight
- *    in registered memory, what follows it in the connection's look-ahead,
- *    deframed by copy), or on an established connection while application
- *    turns read, direct non-blocking recvmsg() into them and a one-shot
- *    IORING_OP_POLL_ADD when the socket is empty (direct_ok(),
- *    read_direct());
+ *  - on an established connection, direct non-blocking recvmsg() into the
+ *    iovecs MPA lends (payload lands straight in registered memory, what
+ *    follows it in the connection's look-ahead, deframed by copy) and a
+ *    one-shot IORING_OP_POLL_ADD when the socket is empty (direct_ok());
+ *    before that (the handshake), one IORING_OP_READV;
  *  - one IORING_OP_SENDMSG (MPA's queued FPDUs: what a direct sendmsg()
  *    left) and one control operation (IORING_OP_ACCEPT on a listener,
  *    IORING_OP_CONNECT on an initiator);
@@ -445,8 +444,7 @@ static void op_cancel(struct uiw_cm_id *id, struct uiw_op *op, int *sent)
 }
 
 /*
- * Established connections are sent directly, and read directly when
- * read_direct() says so: a non-blocking
+ * Established connections are read and sent directly: a non-blocking
  * recvmsg()/sendmsg() when the engine turns, as a TCP application would,
  * instead of an IORING_OP_READV that the kernel runs as task work when data
  * arrives and an IORING_OP_SENDMSG issued by the next io_uring_enter().  A
@@ -458,7 +456,7 @@ static void op_cancel(struct uiw_cm_id *id, struct uiw_op *op, int *sent)
  * round trip 4.35 -> 3.7-4.1 us (TCP busy-poll 3.06).  A send the socket
  * does not take whole goes by io_uring (which waits for room); a turn that
  * waits (not a spinning one) arms a one-shot IORING_OP_POLL_ADD when the
- * socket is empty, and its completion reads at once.  No direct read holds
+ * socket is empty, and its completion reads at once.  No read holds
  * application memory once the lock is released.  Not with an exported
  * context fd (uiw_context_fd(): the application sleeps on it and
  * completions must announce data), nor in the handshake or once the
@@ -470,30 +468,6 @@ static int direct_ok(const struct uiw_cm_id *id)
 
 	return !id->ctx->efd_exported && id->state == UIW_ID_CONN && !id->closing &&
 	       (s == UIW_CONN_UP || s == UIW_CONN_HELD || s == UIW_CONN_CLOSING);
-}
-
-/*
- * Does this turn read established connections directly, or through the
- * ring?  Polled contexts and application turns: directly.  The progress
- * thread: directly only while application turns read, or wanted to (they
- * found a socket readable that a ring read of the progress thread held);
- * otherwise by IORING_OP_READV, which runs the read as task work when the
- * octets arrive, one system call less on that path than a readiness poll
- * and a recvmsg(): a program that spins on memory between its polls
- * (perftest's ib_write_lat) lost a third of its latency to the direct read
- * (26 -> 38 us).  An application turn cannot read a connection whose ring
- * read is in flight; the progress thread reads directly from its next
- * read on.
- */
-static int read_direct(const struct uiw_engine *eng)
-{
-	uint64_t now;
-
-	if (eng->ctx->attr.mode == UIW_CTX_POLLED || eng->app_turn || eng->apps_active)
-		return 1;
-	now = engine_now_ns();
-	return now - __atomic_load_n(&eng->app_read, __ATOMIC_RELAXED) < UIW_APP_DIRECT_NS ||
-	       now - __atomic_load_n(&eng->app_wanted, __ATOMIC_RELAXED) < UIW_APP_DIRECT_NS;
 }
 
 /* @id reads directly from now on: its socket joins the engine's epoll set,
@@ -580,12 +554,11 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 		  id->conn.mpa.rx.part == MPA_RXP_PAYLOAD;
 
 	id->rx_niov = n;
-	if (direct_ok(id))
-		ep_add(id);
-	if (direct_ok(id) && read_direct(id->eng)) {
+	if (direct_ok(id)) {
 		struct msghdr mh;
 		ssize_t r;
 
+		ep_add(id);
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = iov;
 		mh.msg_iovlen = (size_t)n;
@@ -614,10 +587,7 @@ static void rx_start(struct uiw_cm_id *id, const struct uiw_conn_want *w)
 			return;
 		}
 		id->rx_reads++;
-		if (id->eng->app_turn && r > 0) {
-			id->rx_reads_app++;
-			__atomic_store_n(&id->eng->app_read, engine_now_ns(), __ATOMIC_RELAXED);
-		}
+		id->rx_reads_app += (uint64_t)id->eng->app_turn;
 		id->rx_busy = 1; /* as for a read in flight: on_rx() ends it */
 		id->eng->progressed = 1;
 		on_rx(id, r < 0 ? -errno : (int)r);
@@ -1193,15 +1163,8 @@ int engine_app_turn(struct uiw_context *ctx)
 	/* the set holds established connections only, each removed before
 	 * its id can go (ep_del() under this lock) */
 	n = epoll_wait(eng->epfd, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0);
-	for (int i = 0; i < n; i++) {
-		struct uiw_cm_id *id = ev[i].data.ptr;
-
-		/* readable, but the progress thread's ring read holds it:
-		 * this thread would have read it (read_direct()) */
-		if (id->rx_busy)
-			__atomic_store_n(&eng->app_wanted, now, __ATOMIC_RELAXED);
-		engine_mark(id);
-	}
+	for (int i = 0; i < n; i++)
+		engine_mark(ev[i].data.ptr);
 	/* until nothing moves: what a read brought may call for a send (a
 	 * Read Response), a send that went may let the next FPDUs out; the
 	 * progress thread, asleep in its ring, would not look at what is

@@ -95,9 +95,6 @@ struct uiw_engine {
 	int ring_wanted;
 	uint64_t app_last; /* atomic: engine_now_ns() of the last application turn */
 	unsigned app_waiters; /* atomic: threads asleep in engine_app_wait() */
-	/* atomic, engine_now_ns(): an application turn last read octets, or
-	 * found a socket readable that a ring read held (read_direct()) */
-	uint64_t app_read, app_wanted;
 	/* the established connections' sockets (level-triggered EPOLLIN),
 	 * for application turns: which to read, and what to sleep on */
 	int epfd;
@@ -112,9 +109,6 @@ struct uiw_engine {
 #define UIW_APP_GRACE_NS 1000000ull
 /* service passes of one application turn at most (engine_app_turn()) */
 #define UIW_APP_PASSES 16
-/* the progress thread reads directly (not by the ring) this long after an
- * application turn read, or wanted to (read_direct()) */
-#define UIW_APP_DIRECT_NS 20000000ull
 /* direct reads of one connection in one service, at most (id_service()) */
 #define UIW_READS_PER_SERVICE 8
 

@@ -214,9 +214,9 @@ struct uiw_context_stats {
 	uint64_t tx_payload;	    /* queued for sending */
 	uint64_t tx_payload_copied; /* of those, copied by the library first */
 	uint64_t rx_reads;	    /* socket reads in full operation and before */
-	/* reads that brought octets made by application threads in their
-	 * own calls (uiw_poll_cq() on an empty CQ, uiw_get_cq_event()) rather
-	 * than by the progress thread: progress-thread contexts only */
+	/* of those, made by application threads in their own calls
+	 * (uiw_poll_cq() on an empty CQ, uiw_get_cq_event()) rather than by
+	 * the progress thread: progress-thread contexts only */
 	uint64_t rx_reads_app;
 	uint64_t reserved[2];
 };
